@@ -1,0 +1,326 @@
+"""The shared intermediate representation: regular languages over bytes.
+
+Takes: calls from the front ends (regex, GBNF, JSON Schema). Hands on: immutable, hashable nodes
+that the NFA builder (``moonmaskc.nfa``) compiles, and that ``to_regex`` prints back as regex text
+(so that ``inspect`` shows the grammar really built).
+
+Nodes:
+- ``ByteSet(mask)``: one byte out of a set; ``mask`` is a 256-bit integer (bit b set = byte b
+  allowed). ``ByteSet(0)`` is the empty language, exported as ``NOTHING``.
+- ``Seq(items)``: concatenation; ``Seq(())`` is the empty string, exported as ``EPSILON``.
+- ``Alt(items)``: alternation (union).
+- ``Repeat(item, min, max)``: ``min`` to ``max`` copies, ``max=None`` for unbounded.
+- ``Automaton(dfa)``: a language already compiled to a DFA (results of intersection, complement
+  and other DFA products), embedded back into the IR.
+
+Always build nodes through the smart constructors ``seq``, ``alt``, ``repeat``, ``byte_set``,
+``literal``, ``text``: they flatten, merge byte sets, drop empty parts and keep the invariants that
+the printer and the NFA builder rely on (no nested Seq in Seq, no nested Alt in Alt, at most one
+ByteSet in an Alt, no Repeat with max == 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from moonmaskc.dfa import DFA
+
+FULL_MASK = (1 << 256) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ByteSet:
+    mask: int
+
+    def __contains__(self, byte: int) -> bool:
+        return bool(self.mask >> byte & 1)
+
+    def bytes(self) -> list[int]:
+        return [b for b in range(256) if self.mask >> b & 1]
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Alt:
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    item: Node
+    min: int
+    max: int | None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Automaton:
+    """A DFA embedded as a leaf. Compared by identity."""
+
+    dfa: DFA
+    label: str = "automaton"
+
+
+Node = Union[ByteSet, Seq, Alt, Repeat, Automaton]
+
+NOTHING = ByteSet(0)
+EPSILON = Seq(())
+
+
+def mask_of(byte_values: Iterable[int]) -> int:
+    mask = 0
+    for b in byte_values:
+        mask |= 1 << b
+    return mask
+
+
+def range_mask(lo: int, hi: int) -> int:
+    """Mask of bytes lo..hi inclusive (empty when lo > hi)."""
+    if lo > hi:
+        return 0
+    return ((1 << (hi - lo + 1)) - 1) << lo
+
+
+def byte_set(mask: int) -> Node:
+    return ByteSet(mask & FULL_MASK)
+
+
+def byte_range(lo: int, hi: int) -> Node:
+    return ByteSet(range_mask(lo, hi))
+
+
+def literal(data: bytes) -> Node:
+    return seq(*(ByteSet(1 << b) for b in data))
+
+
+def text(value: str) -> Node:
+    """The UTF-8 encoding of ``value``."""
+    return literal(value.encode("utf-8"))
+
+
+def seq(*nodes: Node) -> Node:
+    items: list[Node] = []
+    for node in nodes:
+        if node == NOTHING:
+            return NOTHING
+        if isinstance(node, Seq):
+            items.extend(node.items)
+        else:
+            items.append(node)
+    if len(items) == 1:
+        return items[0]
+    return Seq(tuple(items))
+
+
+def alt(*nodes: Node) -> Node:
+    items: list[Node] = []
+    seen: set[Node] = set()
+    mask = 0
+    has_byteset = False
+    has_epsilon = False
+
+    def collect(part: Node) -> None:
+        nonlocal mask, has_byteset, has_epsilon
+        if isinstance(part, Alt):
+            for sub in part.items:
+                collect(sub)
+        elif isinstance(part, ByteSet):
+            if part.mask:
+                mask |= part.mask
+                has_byteset = True
+        elif part == EPSILON:
+            has_epsilon = True
+        elif isinstance(part, Repeat) and part.min == 0 and part.max == 1:
+            has_epsilon = True
+            collect(part.item)
+        elif part not in seen:
+            seen.add(part)
+            items.append(part)
+
+    for node in nodes:
+        collect(node)
+    if has_byteset:
+        items.insert(0, ByteSet(mask))
+    if not items:
+        return EPSILON if has_epsilon else NOTHING
+    core = items[0] if len(items) == 1 else Alt(tuple(items))
+    return repeat(core, 0, 1) if has_epsilon else core
+
+
+def repeat(node: Node, min_count: int, max_count: int | None) -> Node:
+    if min_count < 0 or (max_count is not None and max_count < min_count):
+        raise ValueError(f"bad repetition bounds {{{min_count},{max_count}}}")
+    if max_count == 0 or node == EPSILON:
+        return EPSILON
+    if node == NOTHING:
+        return EPSILON if min_count == 0 else NOTHING
+    if min_count == 1 and max_count == 1:
+        return node
+    if isinstance(node, Repeat):
+        inner = node
+        # (x*)?, (x*)*, (x+)*, (x?)* , (x*)+ are all x*; (x+)+ is x+; (x?)? is x?.
+        if inner.max is None and inner.min <= 1 and (max_count is None or max_count >= 1):
+            if min_count == 0 or inner.min == 0:
+                return Repeat(inner.item, 0, None)
+            if min_count == 1:
+                return Repeat(inner.item, 1, None)
+        if inner.min == 0 and inner.max == 1 and max_count is None:
+            return Repeat(inner.item, 0, None)
+        if inner.min == 0 and inner.max == 1 and min_count == 0 and max_count == 1:
+            return inner
+    return Repeat(node, min_count, max_count)
+
+
+def optional(node: Node) -> Node:
+    return repeat(node, 0, 1)
+
+
+def star(node: Node) -> Node:
+    return repeat(node, 0, None)
+
+
+def plus(node: Node) -> Node:
+    return repeat(node, 1, None)
+
+
+def size(node: Node) -> int:
+    """Number of nodes in the tree (shared subtrees counted each time)."""
+    if isinstance(node, (Seq, Alt)):
+        return 1 + sum(size(item) for item in node.items)
+    if isinstance(node, Repeat):
+        return 1 + size(node.item)
+    return 1
+
+
+def nullable(node: Node) -> bool:
+    """Whether the empty string is in the language."""
+    if isinstance(node, ByteSet):
+        return False
+    if isinstance(node, Seq):
+        return all(nullable(item) for item in node.items)
+    if isinstance(node, Alt):
+        return any(nullable(item) for item in node.items)
+    if isinstance(node, Repeat):
+        return node.min == 0 or nullable(node.item)
+    return bool(node.dfa.accepting[node.dfa.start])
+
+
+# ---------------------------------------------------------------------------------------------
+# Printing back to regex text
+# ---------------------------------------------------------------------------------------------
+
+_META = set(b"\\^$.|?*+()[]{}")
+_CLASS_META = set(b"\\]^-[")
+_NAMED_BYTES = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", 0x0C: "\\f", 0x0B: "\\v"}
+_DIGITS = range_mask(0x30, 0x39)
+_WORD = _DIGITS | range_mask(0x41, 0x5A) | range_mask(0x61, 0x7A) | (1 << 0x5F)
+_SPACE = mask_of(b" \t\n\r\f\v")
+
+
+def _byte_text(b: int, in_class: bool) -> str:
+    if b in _NAMED_BYTES:
+        return _NAMED_BYTES[b]
+    if 0x20 <= b < 0x7F:
+        ch = chr(b)
+        meta = _CLASS_META if in_class else _META
+        return "\\" + ch if b in meta else ch
+    return f"\\x{b:02x}"
+
+
+def _ranges(mask: int) -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
+    b = 0
+    while b < 256:
+        if mask >> b & 1:
+            start = b
+            while b + 1 < 256 and mask >> (b + 1) & 1:
+                b += 1
+            ranges.append((start, b))
+        b += 1
+    return ranges
+
+
+def _class_body(mask: int) -> str:
+    parts: list[str] = []
+    for shorthand_mask, name in ((_WORD, "\\w"), (_DIGITS, "\\d"), (_SPACE, "\\s")):
+        if mask & shorthand_mask == shorthand_mask:
+            parts.append(name)
+            mask &= ~shorthand_mask
+    for lo, hi in _ranges(mask):
+        if lo == hi:
+            parts.append(_byte_text(lo, True))
+        elif hi == lo + 1:
+            parts.append(_byte_text(lo, True) + _byte_text(hi, True))
+        else:
+            parts.append(f"{_byte_text(lo, True)}-{_byte_text(hi, True)}")
+    return "".join(parts)
+
+
+def _print_byteset(mask: int) -> str:
+    if mask == 0:
+        return "[^\\x00-\\xff]"
+    if mask == FULL_MASK:
+        return "[\\x00-\\xff]"
+    if mask & (mask - 1) == 0:
+        return _byte_text(mask.bit_length() - 1, False)
+    for shorthand_mask, name in ((_WORD, "\\w"), (_DIGITS, "\\d"), (_SPACE, "\\s")):
+        if mask == shorthand_mask:
+            return name
+    inverse = FULL_MASK & ~mask
+    direct = _class_body(mask)
+    negated = _class_body(inverse)
+    if len(negated) + 1 < len(direct):
+        return f"[^{negated}]"
+    return f"[{direct}]"
+
+
+def _is_atom(text_: str, node: Node) -> bool:
+    return isinstance(node, (ByteSet, Automaton)) or (
+        isinstance(node, Seq) and len(node.items) == 0
+    )
+
+
+def to_regex(node: Node) -> str:
+    """Print ``node`` as a regex over bytes (non-ASCII bytes as ``\\xNN``)."""
+    return _print(node)
+
+
+def _print(node: Node) -> str:
+    if isinstance(node, ByteSet):
+        return _print_byteset(node.mask)
+    if isinstance(node, Automaton):
+        return f"(?#{node.label}: {node.dfa.num_states} states)"
+    if isinstance(node, Seq):
+        if not node.items:
+            return "(?:)"
+        return "".join(_print(item) if not isinstance(item, Alt) else f"(?:{_print(item)})" for item in node.items)
+    if isinstance(node, Alt):
+        return "|".join(_print(item) for item in node.items)
+    inner = _print(node.item)
+    if not _is_atom(inner, node.item):
+        inner = f"(?:{inner})"
+    lo, hi = node.min, node.max
+    if (lo, hi) == (0, None):
+        suffix = "*"
+    elif (lo, hi) == (1, None):
+        suffix = "+"
+    elif (lo, hi) == (0, 1):
+        suffix = "?"
+    elif hi is None:
+        suffix = f"{{{lo},}}"
+    elif lo == hi:
+        suffix = f"{{{lo}}}"
+    else:
+        suffix = f"{{{lo},{hi}}}"
+    return inner + suffix
+
+
+def describe(node: Node) -> dict[str, Any]:
+    """A small JSON-able summary of a node (kind and size), for metadata."""
+    return {"kind": type(node).__name__, "size": size(node)}
