@@ -1,0 +1,23 @@
+"""Shared test fixtures: where the real data lives (``MOONMASKC_DATA``, default ``../shared/data``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path:
+    """The shared data folder: ``$MOONMASKC_DATA`` or ``<project>/../shared/data``."""
+    return Path(os.environ.get("MOONMASKC_DATA", PROJECT_ROOT.parent / "shared" / "data")).resolve()
+
+
+def data_path(*parts: str) -> Path:
+    """A path inside the data folder; skips the calling test when it is absent."""
+    path = data_dir().joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is absent: set MOONMASKC_DATA to the shared data folder (../shared/data)")
+    return path
