@@ -1,0 +1,180 @@
+"""Thompson construction: IR over bytes to an epsilon-NFA over byte ranges.
+
+Takes: an ``ir.Node`` and ``Limits``. Hands on: an ``NFA`` with one start and one final state, byte
+range edges ``(lo, hi, target)`` and epsilon edges, plus ``closure(state)``: the states reachable by
+epsilon moves that matter to the subset construction (those with byte edges, and the final state).
+
+Counted repetitions ``x{m,n}`` become m copies of ``x`` and n - m optional copies whose skip edges
+jump straight to the exit, so a state set after k bytes never holds more than O(1) copies: this
+keeps ``[a-z]{1,2000}`` linear instead of quadratic. Embedded DFAs (``ir.Automaton``) are copied in
+state by state.
+"""
+
+from __future__ import annotations
+
+from moonmaskc import ir
+from moonmaskc.errors import LimitError
+from moonmaskc.limits import Limits
+
+
+class NFA:
+    """A Thompson NFA. ``edges[s]`` are byte ranges, ``epsilon[s]`` epsilon targets."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.edges: list[list[tuple[int, int, int]]] = []
+        self.epsilon: list[list[int]] = []
+        self.limits = limits
+        self.start = self.new_state()
+        self.final = -1
+        self._closures: dict[int, frozenset[int]] = {}
+
+    @property
+    def num_states(self) -> int:
+        return len(self.edges)
+
+    def new_state(self) -> int:
+        if len(self.edges) >= self.limits.max_nfa_states:
+            raise LimitError(
+                "max_states",
+                self.limits.max_states,
+                f"the NFA grew past {self.limits.max_nfa_states} states "
+                f"(8 x the DFA state bound) while expanding repetitions",
+                flag="--max-states",
+            )
+        self.edges.append([])
+        self.epsilon.append([])
+        return len(self.edges) - 1
+
+    def closure(self, state: int) -> frozenset[int]:
+        """States reachable from ``state`` by epsilon moves that have byte edges or are final."""
+        cached = self._closures.get(state)
+        if cached is not None:
+            return cached
+        seen = {state}
+        stack = [state]
+        important: list[int] = []
+        while stack:
+            s = stack.pop()
+            if self.edges[s] or s == self.final:
+                important.append(s)
+            for t in self.epsilon[s]:
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        result = frozenset(important)
+        self._closures[state] = result
+        return result
+
+    def accepts(self, data: bytes) -> bool:
+        """Simulate the NFA on ``data`` (a reference for tests; slow)."""
+        current = set(self.closure(self.start))
+        for byte in data:
+            following: set[int] = set()
+            for s in current:
+                for lo, hi, target in self.edges[s]:
+                    if lo <= byte <= hi:
+                        following |= self.closure(target)
+            current = following
+            if not current:
+                return False
+        return self.final in current
+
+
+def build_nfa(node: ir.Node, limits: Limits | None = None) -> NFA:
+    """Thompson NFA for ``node``."""
+    nfa = NFA(limits or Limits())
+    builder = _Builder(nfa)
+    nfa.final = builder.build(node, nfa.start)
+    return nfa
+
+
+def _mask_ranges(mask: int) -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
+    b = 0
+    while mask:
+        if mask & 1:
+            start = b
+            while mask & 2:
+                mask >>= 1
+                b += 1
+            ranges.append((start, b))
+        mask >>= 1
+        b += 1
+    return ranges
+
+
+class _Builder:
+    def __init__(self, nfa: NFA) -> None:
+        self.nfa = nfa
+        self._ranges: dict[int, list[tuple[int, int]]] = {}
+
+    def ranges(self, mask: int) -> list[tuple[int, int]]:
+        cached = self._ranges.get(mask)
+        if cached is None:
+            cached = self._ranges[mask] = _mask_ranges(mask)
+        return cached
+
+    def build(self, node: ir.Node, entry: int) -> int:
+        """Add ``node`` starting at ``entry``; return its exit state."""
+        nfa = self.nfa
+        if isinstance(node, ir.ByteSet):
+            exit_state = nfa.new_state()
+            nfa.edges[entry].extend((lo, hi, exit_state) for lo, hi in self.ranges(node.mask))
+            return exit_state
+        if isinstance(node, ir.Seq):
+            current = entry
+            for item in node.items:
+                current = self.build(item, current)
+            return current
+        if isinstance(node, ir.Alt):
+            exit_state = nfa.new_state()
+            for item in node.items:
+                branch_entry = nfa.new_state()
+                nfa.epsilon[entry].append(branch_entry)
+                nfa.epsilon[self.build(item, branch_entry)].append(exit_state)
+            return exit_state
+        if isinstance(node, ir.Repeat):
+            return self._repeat(node, entry)
+        return self._automaton(node, entry)
+
+    def _repeat(self, node: ir.Repeat, entry: int) -> int:
+        nfa = self.nfa
+        current = entry
+        for _ in range(node.min):
+            current = self.build(node.item, current)
+        if node.max is None:
+            loop = nfa.new_state()
+            nfa.epsilon[current].append(loop)
+            body_entry = nfa.new_state()
+            nfa.epsilon[loop].append(body_entry)
+            nfa.epsilon[self.build(node.item, body_entry)].append(loop)
+            exit_state = nfa.new_state()
+            nfa.epsilon[loop].append(exit_state)
+            return exit_state
+        exit_state = nfa.new_state()
+        for _ in range(node.max - node.min):
+            nfa.epsilon[current].append(exit_state)
+            body_entry = nfa.new_state()
+            nfa.epsilon[current].append(body_entry)
+            current = self.build(node.item, body_entry)
+        nfa.epsilon[current].append(exit_state)
+        return exit_state
+
+    def _automaton(self, node: ir.Automaton, entry: int) -> int:
+        nfa = self.nfa
+        dfa = node.dfa
+        exit_state = nfa.new_state()
+        if dfa.start == 0:
+            return exit_state  # empty language: the exit is unreachable
+        class_ranges = dfa.class_ranges()
+        mapping = {q: nfa.new_state() for q in range(1, dfa.num_states)}
+        nfa.epsilon[entry].append(mapping[dfa.start])
+        rows = dfa.transitions.tolist()
+        accepting = dfa.accepting.tolist()
+        for q, state in mapping.items():
+            for cls, target in enumerate(rows[q]):
+                if target != 0:
+                    nfa.edges[state].extend((lo, hi, mapping[target]) for lo, hi in class_ranges[cls])
+            if accepting[q]:
+                nfa.epsilon[state].append(exit_state)
+        return exit_state
