@@ -1,0 +1,166 @@
+"""``moonmaskc compile``: a source file, ``--regex PATTERN``, or an artifact to relink, to ``.npz``.
+
+Takes: the source (its kind from the extension or ``--kind``), bounds and vocabulary options.
+Hands on: an artifact written atomically to ``-o`` and a one-screen summary.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from moonmaskc.cli import console
+from moonmaskc.errors import MoonmaskError, SourceError
+
+EXTENSION_KINDS = {
+    ".regex": "regex",
+    ".re": "regex",
+    ".gbnf": "gbnf",
+    ".json": "schema",
+    ".npz": "artifact",
+}
+
+
+def _kind_of(path: Path, kind: str | None) -> str:
+    if kind:
+        return kind
+    found = EXTENSION_KINDS.get(path.suffix.lower())
+    if found is None:
+        raise MoonmaskError(
+            f"cannot tell the kind of {path} from its extension; pass --kind regex|gbnf|schema "
+            f"(known extensions: {', '.join(sorted(EXTENSION_KINDS))})"
+        )
+    return found
+
+
+def _read_source(path: Path, kind: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise MoonmaskError(f"{path} is not UTF-8 text (byte {error.start}: {error.reason})") from None
+    if kind == "regex":
+        return text[:-1] if text.endswith("\n") else text
+    if kind == "schema":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise SourceError(f"{path} is not valid JSON: {error.msg}", text, error.pos) from None
+    return text
+
+
+@click.command("compile")
+@click.argument("source", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--regex", "pattern", help="Compile this regex instead of a file.")
+@click.option("--kind", type=click.Choice(["regex", "gbnf", "schema"]), help="Kind of SOURCE (default: by extension).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Artifact to write.")
+@click.option("--max-states", type=click.IntRange(min=1), help="Bound on DFA states (default 200000).")
+@click.option("--max-repeat", type=click.IntRange(min=1), help="Bound on counted repetitions (default 100000).")
+@click.option("--max-depth", type=click.IntRange(min=0), help="Unroll recursion to this depth.")
+@click.option("--start", default="root", show_default=True, help="GBNF start rule.")
+@click.option(
+    "--whitespace",
+    type=click.Choice(["compact", "flexible", "any"]),
+    default="compact",
+    show_default=True,
+    help="JSON whitespace policy.",
+)
+@click.option("--lenient", is_flag=True, help="Schema: warn about unsupported keywords instead of failing.")
+@click.option("--tokenizer", default="bytes", show_default=True, help="tokenizer.json, its folder, a model name, 'bytes', or 'none' (DFA only).")
+@click.option("--eos", help="The eos token (default: from tokenizer_config.json or the usual names).")
+@console.command
+def compile_command(
+    source: Path | None,
+    pattern: str | None,
+    kind: str | None,
+    output: Path | None,
+    max_states: int | None,
+    max_repeat: int | None,
+    max_depth: int | None,
+    start: str,
+    whitespace: str,
+    lenient: bool,
+    tokenizer: str,
+    eos: str | None,
+) -> None:
+    """Compile SOURCE (or --regex PATTERN) into an .npz artifact.
+
+    SOURCE may also be an existing artifact: its token table is then rebuilt for --tokenizer
+    without recompiling the source.
+    """
+    from moonmaskc.pipeline import compile_source, link, make_options
+
+    if (source is None) == (pattern is None):
+        raise MoonmaskError("give exactly one of SOURCE or --regex PATTERN")
+    options = make_options(
+        max_states=max_states,
+        max_repeat=max_repeat,
+        max_depth=max_depth,
+        start=start,
+        whitespace=whitespace,
+        lenient=lenient,
+        tokenizer=None if tokenizer.lower() == "none" else tokenizer,
+        eos=eos,
+    )
+    if output is None:
+        if source is None:
+            raise MoonmaskError("--regex needs -o/--output")
+        output = Path(source.stem + ".npz") if source.suffix != ".npz" else source.with_suffix(".linked.npz")
+    started = time.perf_counter()
+    with _progress() as report:
+        if pattern is not None:
+            artifact = compile_source("regex", pattern, options, source_name="--regex", progress=report)
+        else:
+            assert source is not None
+            if not source.is_file():
+                raise MoonmaskError(f"{source}: no such file")
+            source_kind = _kind_of(source, kind)
+            if source_kind == "artifact":
+                from moonmaskc.artifact import Artifact
+
+                artifact = link(Artifact.load(source), tokenizer, eos=eos, progress=report)
+            else:
+                value = _read_source(source, source_kind)
+                artifact = compile_source(source_kind, value, options, source_name=str(source), progress=report)  # type: ignore[arg-type]
+    artifact.save(output)
+    elapsed = time.perf_counter() - started
+    for message in artifact.metadata.get("warnings", []):
+        console.warn(message)
+    dfa = artifact.dfa
+    summary = f"wrote {output}: {dfa.num_states} states, {int(dfa.accepting.sum())} accepting, {dfa.num_classes} byte classes"
+    vocabulary = artifact.metadata.get("vocabulary")
+    if vocabulary:
+        summary += f", vocabulary {vocabulary['name']} ({vocabulary['size']} tokens)"
+    console.stdout.print(f"{summary} in {elapsed:.2f} s", markup=False)
+
+
+class _progress:
+    """A rich progress bar that appears only once work has taken more than a moment."""
+
+    def __enter__(self) -> Any:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._progress = Progress(
+            TextColumn("token table"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
+            console=console.stderr, transient=True,
+        )
+        self._task: Any = None
+        self._started = time.perf_counter()
+        self._shown = False
+
+        def report(done: int, total: int) -> None:
+            if not self._shown and time.perf_counter() - self._started > 0.5:
+                self._progress.start()
+                self._task = self._progress.add_task("table", total=total)
+                self._shown = True
+            if self._shown:
+                self._progress.update(self._task, completed=done, total=total)
+
+        return report
+
+    def __exit__(self, *exc: object) -> None:
+        if self._shown:
+            self._progress.stop()

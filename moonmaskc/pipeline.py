@@ -1,0 +1,157 @@
+"""The one place that chains the stages: source -> front end -> IR -> minimal DFA -> token table.
+
+Takes: a source (regex pattern, GBNF text, JSON Schema) and ``CompileOptions``. Hands on: an
+in-memory ``Artifact`` (``.save(path)`` writes it; ``.match(text)`` answers at once). The CLI and the
+public API call only this module, never the stages one by one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from moonmaskc import ir
+from moonmaskc.artifact import Artifact
+from moonmaskc.dfa import compile_ir
+from moonmaskc.errors import MoonmaskError
+from moonmaskc.frontends import FrontendResult
+from moonmaskc.limits import Limits
+from moonmaskc.version import __version__
+
+if TYPE_CHECKING:
+    from moonmaskc.vocabulary import Vocabulary
+
+Kind = Literal["regex", "gbnf", "schema"]
+KINDS: tuple[Kind, ...] = ("regex", "gbnf", "schema")
+GRAMMAR_TEXT_LIMIT = 200_000
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass
+class CompileOptions:
+    """Everything that shapes a compile. ``tokenizer``: a spec for ``load_vocabulary`` or a
+    ``Vocabulary``; the default ``"bytes"`` is the built-in 256-byte vocabulary; ``None`` builds
+    the DFA only (no token table)."""
+
+    limits: Limits = field(default_factory=Limits)
+    max_depth: int | None = None
+    start: str = "root"
+    whitespace: str = "compact"
+    lenient: bool = False
+    tokenizer: Any = "bytes"
+    eos: str | None = None
+
+    def describe(self, kind: Kind) -> dict[str, Any]:
+        described: dict[str, Any] = {"max_states": self.limits.max_states, "max_repeat": self.limits.max_repeat}
+        if kind == "gbnf":
+            described.update(start=self.start, max_depth=self.max_depth)
+        if kind == "schema":
+            described.update(whitespace=self.whitespace, lenient=self.lenient, max_depth=self.limits.max_depth)
+        return described
+
+
+def make_options(**options: Any) -> CompileOptions:
+    """``CompileOptions`` from keyword arguments (``max_states``, ``max_repeat``, ``max_depth``,
+    ``start``, ``whitespace``, ``lenient``, ``tokenizer``, ``eos``)."""
+    known = {"max_states", "max_repeat", "max_depth", "start", "whitespace", "lenient", "tokenizer", "eos"}
+    unknown = set(options) - known
+    if unknown:
+        raise TypeError(f"unknown compile options: {', '.join(sorted(unknown))}")
+    limit_args = {key: options[key] for key in ("max_states", "max_repeat") if options.get(key) is not None}
+    max_depth = options.get("max_depth")
+    if max_depth is not None:
+        limit_args["max_depth"] = max_depth
+    return CompileOptions(
+        limits=Limits(**limit_args),
+        max_depth=max_depth,
+        start=options.get("start") or "root",
+        whitespace=options.get("whitespace") or "compact",
+        lenient=bool(options.get("lenient", False)),
+        tokenizer=options.get("tokenizer", "bytes"),
+        eos=options.get("eos"),
+    )
+
+
+def run_frontend(kind: Kind, source: Any, options: CompileOptions) -> FrontendResult:
+    if kind == "regex":
+        from moonmaskc.frontends import regex
+
+        return regex.parse(str(source), options.limits)
+    if kind == "gbnf":
+        from moonmaskc.frontends import gbnf
+
+        return gbnf.parse(str(source), start=options.start, limits=options.limits, max_depth=options.max_depth)
+    if kind == "schema":
+        from moonmaskc.frontends.schema import compile_schema_ir
+
+        return compile_schema_ir(
+            source, whitespace=options.whitespace, lenient=options.lenient, limits=options.limits
+        )
+    raise MoonmaskError(f"unknown source kind {kind!r}; choose one of {', '.join(KINDS)}")
+
+
+def compile_source(
+    kind: Kind,
+    source: Any,
+    options: CompileOptions | None = None,
+    *,
+    source_name: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> Artifact:
+    """Compile ``source`` of ``kind`` into an artifact (with a token table for ``options.tokenizer``)."""
+    options = options or CompileOptions()
+    started = time.perf_counter()
+    result = run_frontend(kind, source, options)
+    frontend_seconds = time.perf_counter() - started
+    dfa = compile_ir(result.node, options.limits)
+    dfa_seconds = time.perf_counter() - started - frontend_seconds
+    grammar = ir.to_regex(result.node)
+    source_text = source if isinstance(source, str) else _json_text(source)
+    metadata: dict[str, Any] = {
+        "kind": kind,
+        "source": source_text,
+        "source_name": source_name,
+        "options": options.describe(kind),
+        "notes": result.notes,
+        "warnings": result.warnings,
+        "grammar": grammar[:GRAMMAR_TEXT_LIMIT],
+        "grammar_truncated": len(grammar) > GRAMMAR_TEXT_LIMIT,
+        "compiler": f"moonmaskc {__version__}",
+        "timings": {"frontend_s": round(frontend_seconds, 6), "dfa_s": round(dfa_seconds, 6)},
+    }
+    artifact = Artifact(dfa, metadata)
+    if options.tokenizer is not None:
+        link(artifact, options.tokenizer, eos=options.eos, progress=progress)
+    return artifact
+
+
+def link(
+    artifact: Artifact,
+    tokenizer: str | Vocabulary,
+    *,
+    eos: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> Artifact:
+    """Attach (or replace) the token table for ``tokenizer`` without recompiling the source."""
+    from moonmaskc.token_table import build_token_table
+    from moonmaskc.vocabulary import load_vocabulary
+
+    started = time.perf_counter()
+    vocabulary = load_vocabulary(tokenizer, eos=eos)
+    artifact.token_table = build_token_table(artifact.dfa, vocabulary, progress=progress)
+    artifact.metadata["vocabulary"] = {
+        "name": vocabulary.name,
+        "size": vocabulary.size,
+        "eos_id": vocabulary.eos_id,
+        "fingerprint": vocabulary.fingerprint,
+    }
+    artifact.metadata.setdefault("timings", {})["token_table_s"] = round(time.perf_counter() - started, 6)
+    return artifact
+
+
+def _json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
