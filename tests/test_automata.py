@@ -1,0 +1,171 @@
+"""Back end: NFA, DFA, minimisation and products agree with a direct IR matcher (an independent
+oracle that works on spans, with no automaton), and the minimal DFA has no equivalent states."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from functools import lru_cache
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from moonmaskc import dfa_ops, ir
+from moonmaskc.dfa import compile_ir, determinize, equivalent_state_pairs, minimize
+from moonmaskc.errors import LimitError
+from moonmaskc.limits import Limits
+from moonmaskc.nfa import build_nfa
+
+ALPHABET = b"abc"
+
+
+def ir_matches(node: ir.Node, data: bytes) -> bool:
+    """Whether ``data`` is in the language of ``node``, by dynamic programming over spans."""
+
+    @lru_cache(maxsize=None)
+    def match(n: ir.Node, i: int, j: int) -> bool:
+        if isinstance(n, ir.ByteSet):
+            return j == i + 1 and data[i] in n
+        if isinstance(n, ir.Seq):
+            return seq_match(n.items, i, j)
+        if isinstance(n, ir.Alt):
+            return any(match(item, i, j) for item in n.items)
+        if isinstance(n, ir.Repeat):
+            return repeat_match(n.item, n.min, n.max, i, j)
+        return n.dfa.accepts(data[i:j])
+
+    @lru_cache(maxsize=None)
+    def seq_match(items: tuple[ir.Node, ...], i: int, j: int) -> bool:
+        if not items:
+            return i == j
+        return any(match(items[0], i, k) and seq_match(items[1:], k, j) for k in range(i, j + 1))
+
+    @lru_cache(maxsize=None)
+    def repeat_match(item: ir.Node, lo: int, hi: int | None, i: int, j: int) -> bool:
+        if i == j and lo == 0:
+            return True
+        if hi == 0:
+            return i == j
+        if i == j:
+            return match(item, i, i) or ir.nullable(item)
+        next_lo = max(lo - 1, 0)
+        next_hi = None if hi is None else hi - 1
+        return any(
+            match(item, i, k) and repeat_match(item, next_lo, next_hi, k, j) for k in range(i + 1, j + 1)
+        ) or (lo > 0 and match(item, i, i) and repeat_match(item, next_lo, next_hi, i, j))
+
+    return match(node, 0, len(data))
+
+
+def ir_nodes() -> st.SearchStrategy[ir.Node]:
+    leaves = st.one_of(
+        st.sampled_from([ir.text("a"), ir.text("b"), ir.text("c"), ir.EPSILON]),
+        st.sets(st.sampled_from(list(ALPHABET)), min_size=1).map(lambda bs: ir.byte_set(ir.mask_of(bs))),
+    )
+
+    def extend(children: st.SearchStrategy[ir.Node]) -> st.SearchStrategy[ir.Node]:
+        bounds = st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 3))).filter(
+            lambda b: b[1] is None or b[1] >= b[0]
+        )
+        return st.one_of(
+            st.lists(children, min_size=2, max_size=3).map(lambda xs: ir.seq(*xs)),
+            st.lists(children, min_size=2, max_size=3).map(lambda xs: ir.alt(*xs)),
+            st.tuples(children, bounds).map(lambda t: ir.repeat(t[0], t[1][0], t[1][1])),
+        )
+
+    return st.recursive(leaves, extend, max_leaves=8)
+
+
+def all_strings(max_len: int) -> list[bytes]:
+    return [bytes(p) for n in range(max_len + 1) for p in itertools.product(ALPHABET, repeat=n)]
+
+
+STRINGS = all_strings(5)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(ir_nodes())
+def test_nfa_dfa_minimal_dfa_and_oracle_agree(node: ir.Node) -> None:
+    nfa = build_nfa(node)
+    unminimised = determinize(nfa)
+    minimal = minimize(unminimised)
+    for s in STRINGS:
+        expected = ir_matches(node, s)
+        assert nfa.accepts(s) == expected, (ir.to_regex(node), s)
+        assert unminimised.accepts(s) == expected, (ir.to_regex(node), s)
+        assert minimal.accepts(s) == expected, (ir.to_regex(node), s)
+    assert equivalent_state_pairs(minimal) == []
+    assert minimal.num_states <= unminimised.num_states
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(ir_nodes())
+def test_dead_state_and_distances(node: ir.Node) -> None:
+    dfa = compile_ir(node)
+    assert np.all(dfa.transitions[0] == 0) and not dfa.accepting[0]
+    assert dfa.distance[0] == -1
+    assert np.all(dfa.distance[1:] >= 0), "every live state must reach acceptance"
+    for state in range(1, dfa.num_states):
+        completion = dfa.shortest_completion(state)
+        assert completion is not None and len(completion) == dfa.distance[state]
+        final, died = dfa.walk(completion, state)
+        assert died is None and dfa.accepting[final]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(ir_nodes(), ir_nodes())
+def test_products_match_set_semantics(left: ir.Node, right: ir.Node) -> None:
+    a, b = compile_ir(left), compile_ir(right)
+    operations = {
+        "intersect": (dfa_ops.intersect(a, b), lambda x, y: x and y),
+        "union": (dfa_ops.union(a, b), lambda x, y: x or y),
+        "difference": (dfa_ops.difference(a, b), lambda x, y: x and not y),
+        "exactly_one": (dfa_ops.exactly_one([a, b]), lambda x, y: x != y),
+    }
+    for name, (combined, rule) in operations.items():
+        assert equivalent_state_pairs(combined) == [], name
+        for s in STRINGS:
+            assert combined.accepts(s) == rule(a.accepts(s), b.accepts(s)), (name, s)
+    assert dfa_ops.disjoint(a, b) == (operations["intersect"][0].start == 0)
+
+
+def test_embedded_automaton_is_spliced_in() -> None:
+    letters = compile_ir(ir.repeat(ir.byte_range(ord("a"), ord("c")), 1, 3))
+    node = ir.seq(ir.text("<"), ir.Automaton(letters, "letters"), ir.text(">"))
+    dfa = compile_ir(node)
+    assert dfa.accepts(b"<abc>") and not dfa.accepts(b"<>") and not dfa.accepts(b"<abca>")
+    assert "letters" in ir.to_regex(node)
+
+
+def test_large_counted_repetitions_stay_linear() -> None:
+    letters = compile_ir(ir.repeat(ir.byte_range(ord("a"), ord("z")), 1, 2000))
+    assert letters.num_states == 2002
+    assert letters.accepts(b"q" * 2000) and not letters.accepts(b"q" * 2001)
+    pairs = compile_ir(ir.repeat(ir.alt(ir.text("ab"), ir.text("cd")), 0, 500))
+    assert pairs.num_states == 1502
+    assert pairs.accepts(b"abcd" * 250) and not pairs.accepts(b"ab" * 501)
+
+
+def test_state_bound_names_the_flag() -> None:
+    node = ir.repeat(ir.byte_range(0, 255), 0, 300)
+    try:
+        compile_ir(node, Limits(max_states=100))
+    except LimitError as error:
+        assert error.bound == "max_states" and "--max-states" in str(error)
+    else:
+        raise AssertionError("expected LimitError")
+
+
+def test_empty_language_has_dead_start() -> None:
+    dfa = compile_ir(ir.NOTHING)
+    assert dfa.start == 0 and not dfa.accepts(b"")
+    assert compile_ir(ir.EPSILON).accepts(b"")
+
+
+def test_sample_returns_accepted_strings() -> None:
+    dfa = compile_ir(ir.seq(ir.text("x"), ir.star(ir.alt(ir.text("ab"), ir.text("c"))), ir.text("y")))
+    rng = random.Random(7)
+    samples = [dfa_ops.sample(dfa, rng, max_len=20) for _ in range(200)]
+    assert all(s is not None and dfa.accepts(s) for s in samples)
+    assert len(set(samples)) > 20
