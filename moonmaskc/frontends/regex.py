@@ -65,7 +65,9 @@ _ECMA_SPACE: Ranges = [
 ]
 _CONTROL_ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "f": 0x0C, "v": 0x0B}
 _QUANTIFIER_TOKENS = {"STAR", "PLUS", "QMARK", "REPEAT"}
-_CLASS_ENDPOINT = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0-9]+|[\s\S])|[\s\S]")
+_CLASS_ENDPOINT = re.compile(
+    r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[pPNu]\{[^}]*\}|k<[^>]*>|[0-9]+|[\s\S])|[\s\S]"
+)
 
 
 @dataclass(frozen=True)
@@ -375,6 +377,13 @@ class _IRBuilder(Transformer_NonRecursive):
         """The code points that escape ``text`` (backslash included) stands for."""
         body = text[1:]
         letter = body[0]
+        if body.startswith("u{"):
+            raise UnsupportedError(
+                f"code point escape {text}",
+                "the \\u{...} form needs ECMAScript's u flag; write \\uNNNN or \\UNNNNNNNN",
+                self.pattern,
+                position,
+            )
         if len(body) > 1 and letter in "xuU":
             code_point = self._checked_code_point(int(body[1:], 16), text, position)
             return [(code_point, code_point)]
