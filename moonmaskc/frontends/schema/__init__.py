@@ -1,0 +1,1 @@
+"""JSON Schema front end: compiles a schema (dict) into the shared byte IR."""
