@@ -66,7 +66,7 @@ def write_cached_arrays(path: Path, arrays: dict[str, np.ndarray]) -> bool:
         return False
     try:
         with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, **arrays, **{CHECKSUM_NAME: np.array(arrays_checksum(arrays))})
+            np.savez(stream, **arrays, **{CHECKSUM_NAME: np.array(arrays_checksum(arrays))})  # type: ignore[arg-type]
         os.replace(temporary, path)
         return True
     except OSError:

@@ -1,0 +1,343 @@
+"""The decoding runtime: a ``Guide`` over a compiled artifact, with numpy and the standard library only.
+
+Takes: an artifact file (``load(path)``), its arrays (``Guide.from_arrays``) or an in-memory
+``Artifact`` (``Guide.from_artifact``). Hands on: a ``Guide`` that answers, for a state (an ``int``),
+which tokens may come next (as ids, a packed bitmask or masked logits), where each leads, and
+whether the text may end; plus greedy choice and "monkey" random sampling under the mask.
+
+Nothing here imports lark, tokenizers, click or rich: a serving process loads artifacts with
+numpy alone. Passing ``tokenizer=`` as a path is the one exception: it parses that tokenizer
+(through ``moonmaskc.vocabulary``) to check its fingerprint against the artifact.
+
+States: ``start()`` is where decoding begins; state 0 is the dead state (nothing allowed).
+eos is allowed exactly in accepting states and leads to the same state: after eos, stop.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from moonmaskc.errors import ArtifactError, RuntimeInputError, VocabularyError
+from moonmaskc.runtime_sampling import MonkeyResult, choose_uniform
+from moonmaskc.token_table import TokenTable
+
+if TYPE_CHECKING:
+    from moonmaskc.artifact import Artifact
+    from moonmaskc.vocabulary import Vocabulary
+
+__all__ = ["Guide", "MonkeyResult", "load"]
+
+
+def load(path: str | os.PathLike[str], tokenizer: Any = None) -> Guide:
+    """The ``Guide`` of the artifact at ``path`` (see ``Guide.load``)."""
+    return Guide.load(path, tokenizer=tokenizer)
+
+
+class Guide:
+    """Masks and transitions of one artifact for one vocabulary, served in constant time per step."""
+
+    def __init__(
+        self,
+        table: TokenTable,
+        accepting: np.ndarray,
+        distance: np.ndarray,
+        start: int,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        if len(accepting) != table.num_states or len(distance) != table.num_states:
+            raise ArtifactError(
+                f"the token table has {table.num_states} states but the DFA has {len(accepting)}"
+            )
+        if not 0 <= start < table.num_states:
+            raise ArtifactError(f"start state {start} is not a state of the DFA")
+        self.table = table
+        self.metadata = metadata or {}
+        self._accepting = np.asarray(accepting, dtype=bool)
+        self._distance = np.asarray(distance, dtype=np.int64)
+        self._start = int(start)
+        self._eos = table.eos_id
+        self._vocab_size = table.vocab_size
+        self._words = table.mask_rows.shape[1]
+        self._num_states = table.num_states
+        for array in (table.mask_rows, table.row_token_ids, table.next_states):
+            array.flags.writeable = False
+        lengths = np.asarray(table.vocab_arrays["vocab_token_lengths"], dtype=np.int64)
+        self._token_ends = np.cumsum(lengths)
+        self._token_data = np.asarray(table.vocab_arrays["vocab_token_bytes"], dtype=np.uint8).tobytes()
+
+    # construction -------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], tokenizer: Any = None) -> Guide:
+        """Read an artifact file; ``tokenizer`` (a ``Vocabulary`` or a spec for ``load_vocabulary``),
+        when given, must have the artifact's vocabulary fingerprint (``VocabularyError`` otherwise)."""
+        from moonmaskc.artifact import read_arrays
+
+        return cls.from_arrays(read_arrays(path), tokenizer=tokenizer, source=str(path))
+
+    @classmethod
+    def from_arrays(
+        cls, arrays: dict[str, np.ndarray], tokenizer: Any = None, source: str = "<memory>"
+    ) -> Guide:
+        """A guide from an artifact's arrays (``dfa_*``, ``tokens_*``, ``vocab_*``, ``metadata``)."""
+        if not any(name.startswith("tokens_") for name in arrays):
+            raise ArtifactError(f"{source} holds no token table: compile it with a tokenizer (--tokenizer)")
+        try:
+            table = TokenTable.from_arrays(arrays)
+            accepting = np.asarray(arrays["dfa_accepting"], dtype=bool)
+            distance = np.asarray(arrays["dfa_distance"])
+            start = int(arrays["dfa_start"])
+            metadata = json.loads(str(arrays["metadata"])) if "metadata" in arrays else {}
+        except (KeyError, ValueError, IndexError, TypeError) as error:
+            raise ArtifactError(f"{source}: the token table is corrupted ({error})") from None
+        guide = cls(table, accepting, distance, start, metadata)
+        guide.check_tokenizer(tokenizer)
+        return guide
+
+    @classmethod
+    def from_artifact(cls, artifact: Artifact, tokenizer: Any = None) -> Guide:
+        """A guide over an in-memory ``Artifact`` that has a token table."""
+        if artifact.token_table is None:
+            raise ArtifactError("the artifact holds no token table: compile it with a tokenizer")
+        dfa = artifact.dfa
+        guide = cls(artifact.token_table, dfa.accepting, dfa.distance, dfa.start, artifact.metadata)
+        guide.check_tokenizer(tokenizer)
+        return guide
+
+    def check_tokenizer(self, tokenizer: Vocabulary | str | os.PathLike[str] | None) -> None:
+        """Raise ``VocabularyError`` unless ``tokenizer`` is the vocabulary the table was built for."""
+        if tokenizer is None:
+            return
+        from moonmaskc.vocabulary import load_vocabulary
+
+        vocabulary = load_vocabulary(tokenizer)
+        if vocabulary.fingerprint != self.table.fingerprint:
+            raise VocabularyError(
+                f"tokenizer {vocabulary.name!r} (fingerprint {vocabulary.fingerprint[:16]}...) is not the "
+                f"vocabulary this artifact was compiled for ({self.vocabulary_name!r}, fingerprint "
+                f"{self.table.fingerprint[:16]}...); recompile or link it with this tokenizer"
+            )
+
+    # properties ---------------------------------------------------------------------------------
+
+    @property
+    def eos(self) -> int:
+        return self._eos
+
+    @property
+    def vocab_size(self) -> int:
+        return self._vocab_size
+
+    @property
+    def num_states(self) -> int:
+        return self._num_states
+
+    @property
+    def bitmask_words(self) -> int:
+        """Words of a packed mask row: ``ceil(vocab_size / 32)``."""
+        return self._words
+
+    @property
+    def fingerprint(self) -> str:
+        return self.table.fingerprint
+
+    @property
+    def vocabulary_name(self) -> str:
+        return str(self.table.vocab_arrays["vocab_name"])
+
+    def start(self) -> int:
+        return self._start
+
+    # masks --------------------------------------------------------------------------------------
+
+    def _state(self, state: Any) -> int:
+        if isinstance(state, bool | np.bool_) or not isinstance(state, int | np.integer):
+            raise RuntimeInputError(f"a state must be an int, not {type(state).__name__}")
+        if not 0 <= state < self._num_states:
+            raise RuntimeInputError(f"state {state} is not a state of this guide (0..{self._num_states - 1})")
+        return int(state)
+
+    def allowed(self, state: int) -> np.ndarray:
+        """Sorted int32 ids of the tokens allowed in ``state`` (read-only)."""
+        return self.table.allowed(self._state(state))
+
+    def mask(self, state: int) -> np.ndarray:
+        """The packed uint32 mask row of ``state`` (read-only): token i is bit i % 32 of word i // 32."""
+        return self.table.mask_rows[self.table.state_row[self._state(state)]]
+
+    def fill_bitmask(self, state: int, out: Any, row: int = 0) -> None:
+        """Copy the mask of ``state`` into row ``row`` of ``out`` (numpy or torch, int32 or uint32,
+        1-D or 2-D, at least ``bitmask_words`` words; extra words are set to 0)."""
+        mask = self.mask(state)
+        if _is_torch(out):
+            target = out[row] if out.dim() == 2 else out
+            words = int(target.shape[-1])
+            self._check_words(words)
+            source = _torch_from_numpy(mask.view(np.int32), out)
+            target[: self._words].copy_(source)
+            target[self._words :].zero_()
+            return
+        target = out[row] if np.ndim(out) == 2 else out
+        self._check_words(int(target.shape[-1]))
+        target[: self._words] = mask.view(target.dtype) if target.dtype.itemsize == 4 else mask
+        target[self._words :] = 0
+
+    def _check_words(self, words: int) -> None:
+        if words < self._words:
+            raise RuntimeInputError(f"the bitmask has {words} words; {self._words} are needed")
+
+    def apply_mask(self, logits: Any, state: int) -> Any:
+        """Set, in place, every logit of a token not allowed in ``state`` to -inf; returns ``logits``.
+
+        ``logits`` is 1-D, numpy or torch, of at least ``vocab_size`` entries (entries past the
+        vocabulary, padding, are never allowed)."""
+        ids = self.allowed(state)
+        length = int(logits.shape[-1]) if hasattr(logits, "shape") else -1
+        if getattr(logits, "ndim", 1) != 1 or length < self._vocab_size:
+            raise RuntimeInputError(
+                f"logits must be 1-D with at least {self._vocab_size} entries, got shape "
+                f"{tuple(getattr(logits, 'shape', ()))}"
+            )
+        if _is_torch(logits):
+            index = _torch_from_numpy(ids.astype(np.int64), logits, keep_dtype=True)
+            kept = logits.index_select(0, index)
+            logits.fill_(float("-inf"))
+            logits.index_copy_(0, index, kept)
+            return logits
+        kept_values = logits[ids]
+        logits.fill(-np.inf)
+        logits[ids] = kept_values
+        return logits
+
+    # transitions --------------------------------------------------------------------------------
+
+    def advance(self, state: int, token: int) -> int | None:
+        """The state after ``token``, or ``None`` when ``token`` is not allowed in ``state``.
+        eos (in an accepting state) leads to the same state."""
+        state = self._state(state)
+        if isinstance(token, bool | np.bool_) or not isinstance(token, int | np.integer):
+            raise RuntimeInputError(f"a token must be an int id, not {type(token).__name__}")
+        if not 0 <= token < self._vocab_size:
+            raise RuntimeInputError(f"token {token} is outside the vocabulary (0..{self._vocab_size - 1})")
+        table = self.table
+        row = table.state_row[state]
+        if not (int(table.mask_rows[row, token >> 5]) >> (token & 31)) & 1:
+            return None
+        ids = table.allowed(state)
+        return int(table.next_of(state)[int(np.searchsorted(ids, token))])
+
+    def is_accept(self, state: int) -> bool:
+        return bool(self._accepting[self._state(state)])
+
+    def distance(self, state: int) -> int:
+        """The fewest bytes from ``state`` to an accepting state (-1 for the dead state)."""
+        return int(self._distance[self._state(state)])
+
+    def decreasing(self, state: int) -> np.ndarray:
+        """Allowed tokens (never eos) whose next state is strictly closer to acceptance."""
+        state = self._state(state)
+        ids = self.table.allowed(state)
+        closer = self._distance[self.table.next_of(state)] < self._distance[state]
+        return ids[closer & (ids != self._eos)]
+
+    def finishing(self, state: int) -> np.ndarray:
+        """The candidates of ``finish`` mode: eos alone when ``state`` accepts, else ``decreasing``."""
+        if self.is_accept(state):
+            return np.array([self._eos], dtype=np.int32)
+        return self.decreasing(state)
+
+    # choosing -----------------------------------------------------------------------------------
+
+    def greedy(self, state: int, logits: Any, finish: bool = False) -> int | None:
+        """The allowed token with the highest logit, ties to the smallest id; ``None`` if none.
+
+        NaN or +inf anywhere, or a length other than ``vocab_size``, raise ``RuntimeInputError``;
+        -inf marks a token disabled upstream. ``finish=True`` keeps only tokens that strictly
+        decrease the distance to acceptance (in an accepting state, only eos)."""
+        scores = _as_numpy(logits)
+        if scores.ndim != 1 or scores.shape[0] != self._vocab_size:
+            raise RuntimeInputError(
+                f"logits must be 1-D with exactly {self._vocab_size} entries, got shape {scores.shape}"
+            )
+        if np.isnan(scores).any() or np.isposinf(scores).any():
+            raise RuntimeInputError("logits contain NaN or +inf")
+        candidates = self.finishing(state) if finish else self.allowed(state)
+        if len(candidates) == 0:
+            return None
+        values = scores[candidates]
+        best = int(np.argmax(values))
+        if values[best] == -np.inf:
+            return None
+        return int(candidates[best])
+
+    def monkey_step(self, state: int, rng: Any, steps_left: int) -> int | None:
+        """One random token: uniform over the allowed tokens (eos included where accepting) while
+        ``steps_left > 0``; after that eos at once in an accepting state, else uniform over the
+        distance-decreasing tokens. ``None`` when there is no candidate."""
+        if steps_left > 0:
+            candidates = self.allowed(state)
+        else:
+            candidates = self.finishing(state)
+        if len(candidates) == 0:
+            return None
+        return int(candidates[choose_uniform(rng, len(candidates))])
+
+    def monkey(self, rng: Any, max_tokens: int) -> MonkeyResult:
+        """Random masked decoding from the start state: ``(tokens, text, finished)``.
+
+        ``max_tokens`` is a soft budget (see ``monkey_step``); at most ``max_tokens * 4 + 64``
+        steps are taken. ``tokens`` ends with eos when ``finished``; ``text`` is the decoded bytes
+        of the tokens (UTF-8, invalid sequences replaced). ``finished`` is false when the hard cap
+        is reached or no candidate is left."""
+        if isinstance(rng, int):
+            rng = random.Random(rng)
+        state = self._start
+        tokens: list[int] = []
+        finished = False
+        for step in range(max_tokens * 4 + 64):
+            token = self.monkey_step(state, rng, max_tokens - step)
+            if token is None:
+                break
+            tokens.append(token)
+            if token == self._eos:
+                finished = True
+                break
+            next_state = self.advance(state, token)
+            assert next_state is not None
+            state = next_state
+        return MonkeyResult(tokens, self.decode(tokens).decode("utf-8", "replace"), finished)
+
+    def decode(self, tokens: list[int] | np.ndarray) -> bytes:
+        """The bytes of ``tokens`` (eos and special tokens add none)."""
+        ends = self._token_ends
+        data = self._token_data
+        pieces = []
+        for token in tokens:
+            token = int(token)
+            if not 0 <= token < self._vocab_size:
+                raise RuntimeInputError(f"token {token} is outside the vocabulary")
+            start = int(ends[token - 1]) if token else 0
+            pieces.append(data[start : int(ends[token])])
+        return b"".join(pieces)
+
+
+def _is_torch(value: Any) -> bool:
+    return type(value).__module__.split(".")[0] == "torch"
+
+
+def _torch_from_numpy(array: np.ndarray, like: Any, keep_dtype: bool = False) -> Any:
+    import torch  # only reached with a torch tensor in hand, so torch is already imported
+
+    tensor = torch.from_numpy(np.ascontiguousarray(array)).to(like.device)
+    return tensor if keep_dtype else tensor.to(like.dtype)
+
+
+def _as_numpy(logits: Any) -> np.ndarray:
+    if _is_torch(logits):
+        return logits.detach().float().cpu().numpy()
+    return np.asarray(logits)
