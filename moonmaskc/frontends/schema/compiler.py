@@ -1,0 +1,759 @@
+"""The schema walker: a JSON Schema (draft 2020-12 / draft-07) to the shared byte IR, exactly.
+
+Takes: a schema (dict, bool, or JSON text), the whitespace policy, ``lenient`` and ``Limits``.
+Hands on: ``FrontendResult`` whose node accepts only serializations of valid values (compact or
+per the whitespace policy, properties in declared order, canonical strings), with ``notes`` for
+``inspect`` (whitespace policy, max_depth, refs unrolled, keywords ignored) and ``warnings`` (one
+line per keyword ignored under ``lenient``, with its JSON pointer).
+
+Soundness bookkeeping: complements (``not``, ``if``) and "exactly one" products are taken against
+the universe of canonical values of bounded depth; they are exact only when the operand language
+holds *every* canonical serialization of its valid values. Two things break that and are tracked in
+``_Flags``: objects whose key order is fixed (``ordered``) and recursion cut at ``max_depth``
+(``ref_cut``). Such operands are refused with an error rather than complemented wrongly.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import FormatChecker, validators
+
+from moonmaskc import ir, utf8
+from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.dfa_ops import difference, intersect, is_empty, product
+from moonmaskc.errors import LimitError, SourceError, UnsupportedError
+from moonmaskc.frontends import FrontendResult
+from moonmaskc.frontends.schema import canonical
+from moonmaskc.frontends.schema.keywords import COMPILED, REFUSED, is_annotation
+from moonmaskc.frontends.schema.layout import Layout, describe_policy
+from moonmaskc.frontends.schema.merge import merge, type_set
+from moonmaskc.frontends.schema.refs import RefResolver, pointer_child
+from moonmaskc.frontends.schema.sequences import Member, ordered_members, positional_elements
+from moonmaskc.frontends.schema.source import parse_schema_text
+from moonmaskc.limits import Limits
+
+ALL_TYPES = ("null", "boolean", "object", "array", "string", "number")
+SHARE_SIZE = 4000
+_OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
+
+
+@dataclass
+class _Flags:
+    ordered: bool = False
+    ref_cut: bool = False
+    depth_cut: bool = False
+
+
+@dataclass
+class _Walk:
+    root: Any
+    layout: Layout
+    lenient: bool
+    limits: Limits
+    warnings: dict[str, None] = field(default_factory=dict)
+    refs_cut: dict[str, None] = field(default_factory=dict)
+    ref_stack: list[str] = field(default_factory=list)
+    nesting: int = 0
+    budget_end: int | None = None
+    flags: _Flags = field(default_factory=_Flags)
+
+    def __post_init__(self) -> None:
+        self.resolver = RefResolver(self.root)
+        declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""
+        self.old_draft = any(d in str(declared) for d in _OLD_DRAFTS)
+        validator_class = validators.validator_for(self.root, default=validators.Draft202012Validator)
+        self.validator = validator_class(self.root, format_checker=FormatChecker())
+        self._universes: dict[int, ir.Node] = {}
+        self._universe_dfas: dict[int, DFA] = {}
+
+    # ------------------------------------------------------------------ helpers
+
+    def dfa(self, node: ir.Node) -> DFA:
+        if isinstance(node, ir.Automaton):
+            return node.dfa
+        return compile_ir(node, self.limits)
+
+    def share(self, node: ir.Node) -> ir.Node:
+        if isinstance(node, ir.Automaton) or ir.size(node) <= SHARE_SIZE:
+            return node
+        return ir.Automaton(self.dfa(node), "shared")
+
+    def refuse(self, keyword: str, reason: str, where: str) -> None:
+        """Strict: raise. Lenient: record a warning; the caller drops the keyword."""
+        if not self.lenient:
+            raise UnsupportedError(f"keyword {keyword!r}", reason, where=where)
+        self.warnings[f"ignored keyword {keyword!r} at {where}: {reason}"] = None
+
+    def attempt(self, keyword: str, where: str, build: Callable[[], ir.Node]) -> ir.Node | None:
+        """Run a keyword's builder; under lenient, a keyword that cannot be compiled is dropped."""
+        try:
+            return build()
+        except (UnsupportedError, SourceError) as error:
+            if isinstance(error, UnsupportedError) and error.where:
+                reason = str(error)
+            else:
+                reason = error.message if isinstance(error, SourceError) else str(error)
+            self.refuse(keyword, reason, where)
+            return None
+
+    @contextmanager
+    def deeper(self) -> Iterator[None]:
+        self.nesting += 1
+        try:
+            yield
+        finally:
+            self.nesting -= 1
+
+    # ------------------------------------------------------------------ entry
+
+    def node(self, schema: Any, where: str) -> ir.Node:
+        if schema is True:
+            return self.universe()
+        if schema is False:
+            return ir.NOTHING
+        if not isinstance(schema, dict):
+            raise UnsupportedError(
+                f"schema {schema!r}", "a schema must be an object or a boolean", where=where
+            )
+        if "enum" in schema or "const" in schema:
+            return self.enumerated(schema, where)
+        clean = self.clean(schema, where)
+        if "$ref" in clean:
+            if self.old_draft or len(clean) == 1:
+                return self.reference(clean["$ref"], where)
+            rest = {k: v for k, v in clean.items() if k != "$ref"}
+            return self.all_of([{"$ref": clean["$ref"]}, rest], where)
+        if "allOf" in clean:
+            rest = {k: v for k, v in clean.items() if k != "allOf"}
+            return self.all_of([rest, *clean["allOf"]], where)
+        return self.combined(clean, where)
+
+    def clean(self, schema: dict[str, Any], where: str) -> dict[str, Any]:
+        """The schema without annotations and (under lenient) without refused keywords."""
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if is_annotation(key):
+                continue
+            if key in REFUSED:
+                self.refuse(key, REFUSED[key], where)
+                continue
+            if key not in COMPILED:
+                self.refuse(key, "unknown keyword", where)
+                continue
+            if key == "uniqueItems" and value is True and not _at_most_one_item(schema):
+                self.refuse(key, "uniqueItems: true is compiled only with maxItems <= 1", where)
+                continue
+            if key in ("then", "else") and "if" not in schema:
+                continue
+            out[key] = value
+        return out
+
+    def reference(self, ref: Any, where: str) -> ir.Node:
+        if not isinstance(ref, str):
+            raise UnsupportedError(f"$ref {ref!r}", "must be a string", where=where)
+        target_pointer, target = self.resolver.resolve(ref, where)
+        if self.ref_stack.count(target_pointer) >= self.limits.max_depth:
+            self.refs_cut[target_pointer] = None
+            self.flags.ref_cut = True
+            return ir.NOTHING
+        self.ref_stack.append(target_pointer)
+        try:
+            return self.node(target, target_pointer)
+        finally:
+            self.ref_stack.pop()
+
+    # ------------------------------------------------------------------ enum / const
+
+    def enumerated(self, schema: dict[str, Any], where: str) -> ir.Node:
+        """Candidates from enum/const, each kept only if the whole schema accepts it (jsonschema)."""
+        if "const" in schema:
+            candidates = [schema["const"]]
+        elif isinstance(schema["enum"], list):
+            candidates = schema["enum"]
+        else:
+            raise UnsupportedError("keyword 'enum'", "must be an array", where=where)
+        checker = self.validator.evolve(schema=schema)
+        kept: list[ir.Node] = []
+        for value in candidates:
+            try:
+                valid = checker.is_valid(value)
+            except Exception as error:  # a remote or broken $ref inside the schema
+                raise UnsupportedError(
+                    "keyword 'enum'", f"cannot check candidates: {error}", where=where
+                ) from error
+            if valid:
+                kept.append(self.constant(value, where))
+        return ir.alt(*kept)
+
+    def constant(self, value: Any, where: str) -> ir.Node:
+        layout = self.layout
+        if isinstance(value, dict):
+            if len(value) >= 2:
+                self.flags.ordered = True
+            members = [
+                layout.member(ir.text(canonical.serialize(str(k))), self.constant(v, where))
+                for k, v in value.items()
+            ]
+            if not members:
+                return (
+                    ir.literal(b"{}")
+                    if layout.policy == "compact"
+                    else layout.wrap(b"{", ir.NOTHING, b"}", True)
+                )
+            return layout.wrap(b"{", ir.seq(*_joined(members, layout.comma)), b"}", False)
+        if isinstance(value, list):
+            items = [self.constant(v, where) for v in value]
+            if not items:
+                return layout.wrap(b"[", ir.NOTHING, b"]", True)
+            return layout.wrap(b"[", ir.seq(*_joined(items, layout.comma)), b"]", False)
+        return ir.text(canonical.serialize(value))
+
+    # ------------------------------------------------------------------ combinators
+
+    def flatten(self, schemas: list[Any], where: str, pushed: list[str]) -> list[Any] | None:
+        """allOf branches with top-level refs resolved and nested allOf spread out (None: a ref cut)."""
+        out: list[Any] = []
+        for i, schema in enumerate(schemas):
+            branch_where = pointer_child(where, "allOf", i)
+            while (
+                isinstance(schema, dict) and "$ref" in schema and not ("enum" in schema or "const" in schema)
+            ):
+                clean = self.clean(schema, branch_where)
+                if "$ref" not in clean:
+                    schema = clean
+                    break
+                siblings = {} if self.old_draft else {k: v for k, v in clean.items() if k != "$ref"}
+                if siblings:
+                    out.extend(self.flatten([siblings], branch_where, pushed) or [False])
+                target_pointer, schema = self.resolver.resolve(clean["$ref"], branch_where)
+                if (self.ref_stack + pushed).count(target_pointer) >= self.limits.max_depth:
+                    self.refs_cut[target_pointer] = None
+                    self.flags.ref_cut = True
+                    return None
+                pushed.append(target_pointer)
+                branch_where = target_pointer
+            if isinstance(schema, dict) and not ("enum" in schema or "const" in schema):
+                schema = self.clean(schema, branch_where)
+                if "allOf" in schema:
+                    inner = self.flatten(schema["allOf"], branch_where, pushed)
+                    if inner is None:
+                        return None
+                    out.extend(inner)
+                    schema = {k: v for k, v in schema.items() if k != "allOf"}
+            out.append(schema)
+        return out
+
+    def all_of(self, schemas: list[Any], where: str) -> ir.Node:
+        pushed: list[str] = []
+        branches = self.flatten(schemas, where, pushed)
+        if branches is None:
+            return ir.NOTHING
+        merged: Any = True
+        residue: list[Any] = []
+        for branch in branches:
+            if isinstance(branch, dict) and ("enum" in branch or "const" in branch):
+                residue.append(branch)
+                continue
+            merged, rest = merge(merged, branch)
+            residue.extend(rest)
+        self.ref_stack.extend(pushed)
+        try:
+            if merged is False:
+                return ir.NOTHING
+            if (
+                residue
+                and merged is not True
+                and any(isinstance(r, dict) and ("enum" in r or "const" in r) for r in residue)
+            ):
+                # A finite candidate set: filter it by every branch at once (exact).
+                candidates = next(r for r in residue if isinstance(r, dict) and ("enum" in r or "const" in r))
+                others = [r for r in residue if r is not candidates]
+                return self.enumerated({"allOf": [merged, *others], **candidates}, where)
+            node = self.combined(merged, where) if isinstance(merged, dict) else self.universe()
+            for extra in residue:
+                if is_empty_node(node):
+                    return ir.NOTHING
+                node = ir.Automaton(
+                    intersect(self.dfa(node), self.dfa(self.node(extra, where)), self.limits), "allOf"
+                )
+            return node
+        finally:
+            del self.ref_stack[len(self.ref_stack) - len(pushed) :]
+
+    def combined(self, schema: dict[str, Any], where: str) -> ir.Node:
+        """A cleaned schema with no $ref / allOf at its top: anyOf, oneOf, not, if, then the types."""
+        if "anyOf" in schema:
+            rest = {k: v for k, v in schema.items() if k != "anyOf"}
+            branches = _as_list(schema["anyOf"], "anyOf", where)
+            return ir.alt(
+                *(self.with_base(rest, b, pointer_child(where, "anyOf", i)) for i, b in enumerate(branches))
+            )
+        if "oneOf" in schema:
+            rest = {k: v for k, v in schema.items() if k != "oneOf"}
+            return self.one_of(rest, _as_list(schema["oneOf"], "oneOf", where), where)
+        if "if" in schema:
+            rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+            return self.conditional(
+                rest, schema["if"], schema.get("then", True), schema.get("else", True), where
+            )
+        if "not" in schema:
+            rest = {k: v for k, v in schema.items() if k != "not"}
+            base = self.typed(rest, where)
+            if is_empty_node(base):
+                return ir.NOTHING
+            negated = self.complement(schema["not"], pointer_child(where, "not"), "not")
+            if negated is None:
+                return base
+            return ir.Automaton(intersect(self.dfa(base), negated, self.limits), "not")
+        return self.typed(schema, where)
+
+    def with_base(self, base: dict[str, Any], branch: Any, where: str) -> ir.Node:
+        if not base:
+            return self.node(branch, where)
+        return self.all_of([base, branch], where)
+
+    def complement(self, schema: Any, where: str, keyword: str) -> DFA | None:
+        """Canonical values (depth-bounded) that ``schema`` rejects; None if dropped under lenient."""
+        saved_flags, saved_budget = self.flags, self.budget_end
+        self.flags = _Flags()
+        if self.budget_end is None:
+            self.budget_end = self.nesting + self.limits.max_depth
+        try:
+            operand = self.node(schema, where)
+            flags = self.flags
+        finally:
+            self.budget_end = saved_budget
+            inner = self.flags
+            self.flags = saved_flags
+            self.flags.ordered |= inner.ordered
+            self.flags.ref_cut |= inner.ref_cut
+        if flags.ordered or flags.ref_cut:
+            why = (
+                "its objects have a fixed key order (more than one property), so the complement would "
+                "accept reordered valid values"
+                if flags.ordered
+                else "it recurses deeper than max_depth"
+            )
+            self.refuse(keyword, f"cannot be complemented exactly: {why}", where)
+            return None
+        universe = self.universe_dfa(
+            self.budget_end - self.nesting if self.budget_end is not None else self.limits.max_depth
+        )
+        self.flags.depth_cut = True
+        return difference(universe, self.dfa(operand), self.limits)
+
+    def conditional(
+        self, base: dict[str, Any], condition: Any, then: Any, otherwise: Any, where: str
+    ) -> ir.Node:
+        negated = self.complement(condition, pointer_child(where, "if"), "if")
+        if negated is None:
+            return self.typed(base, where)
+        taken = self.all_of([base, condition, then], where)
+        not_taken = self.all_of([base, otherwise], where)
+        if not is_empty_node(not_taken):
+            not_taken = ir.Automaton(intersect(self.dfa(not_taken), negated, self.limits), "else")
+        return ir.alt(taken, not_taken)
+
+    def one_of(self, base: dict[str, Any], branches: list[Any], where: str) -> ir.Node:
+        wheres = [pointer_child(where, "oneOf", i) for i in range(len(branches))]
+        views = [self.branch_view(base, b, w) for b, w in zip(branches, wheres, strict=True)]
+        if all(_surely_disjoint(x, y, self) for x, y in itertools.combinations(views, 2)):
+            return ir.alt(*(self.with_base(base, b, w) for b, w in zip(branches, wheres, strict=True)))
+        saved_flags, saved_budget = self.flags, self.budget_end
+        self.flags = _Flags()
+        if self.budget_end is None:
+            self.budget_end = self.nesting + self.limits.max_depth
+        try:
+            nodes = [self.with_base(base, b, w) for b, w in zip(branches, wheres, strict=True)]
+            flags = self.flags
+            depth = self.budget_end - self.nesting
+        finally:
+            self.budget_end = saved_budget
+            inner = self.flags
+            self.flags = saved_flags
+            self.flags.ordered |= inner.ordered
+            self.flags.ref_cut |= inner.ref_cut
+        if flags.ordered or flags.ref_cut:
+            self.refuse(
+                "oneOf",
+                "branches could not be proven disjoint, and 'exactly one' needs branches without fixed "
+                "key order or recursion cut at max_depth",
+                where,
+            )
+            return ir.alt(*nodes)
+        self.flags.depth_cut = True
+        dfas = [self.universe_dfa(depth), *(self.dfa(n) for n in nodes)]
+        return ir.Automaton(product(dfas, lambda f: bool(f[0]) and sum(f[1:]) == 1, self.limits), "oneOf")
+
+    def branch_view(self, base: dict[str, Any], branch: Any, where: str) -> Any:
+        """The merged schema of a branch, for disjointness proofs (refs resolved one level)."""
+        try:
+            flat = self.flatten([base, branch], where, [])
+        except UnsupportedError:
+            return True
+        if flat is None:
+            return True
+        view: Any = True
+        for part in flat:
+            if isinstance(part, dict) and ("enum" in part or "const" in part):
+                view = part if view is True else view
+                continue
+            view, _ = merge(view, part)
+        return view
+
+    # ------------------------------------------------------------------ types
+
+    def typed(self, schema: dict[str, Any], where: str) -> ir.Node:
+        types = type_set(schema)
+        if types is None:
+            types = set(ALL_TYPES)
+        unknown = types - {*ALL_TYPES, "integer"}
+        if unknown:
+            raise UnsupportedError(f"type {sorted(unknown)[0]!r}", "not a JSON Schema type", where=where)
+        parts: list[ir.Node] = []
+        if "null" in types:
+            parts.append(ir.literal(b"null"))
+        if "boolean" in types:
+            parts.append(ir.alt(ir.literal(b"true"), ir.literal(b"false")))
+        if "number" in types or "integer" in types:
+            parts.append(self.numeric(schema, "number" in types, where))
+        if "string" in types:
+            parts.append(self.string(schema, where))
+        if "array" in types:
+            parts.append(self.array(schema, where))
+        if "object" in types:
+            parts.append(self.object(schema, where))
+        return ir.alt(*parts)
+
+    def numeric(self, schema: dict[str, Any], fractions: bool, where: str) -> ir.Node:
+        from moonmaskc.frontends.schema.numbers import integer_node, number_node
+
+        build = number_node if fractions else integer_node
+        keywords = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+        args = {k: schema.get(k) for k in keywords}
+        node = self.attempt(
+            "number bounds",
+            where,
+            lambda: build(
+                minimum=args["minimum"],
+                maximum=args["maximum"],
+                exclusive_minimum=args["exclusiveMinimum"],
+                exclusive_maximum=args["exclusiveMaximum"],
+                multiple_of=args["multipleOf"],
+                limits=self.limits,
+                where=where,
+            ),
+        )
+        return build(limits=self.limits) if node is None else node
+
+    def string(self, schema: dict[str, Any], where: str) -> ir.Node:
+        least = _count(schema, "minLength", where) or 0
+        most = _count(schema, "maxLength", where)
+        if most is not None and most < least:
+            return ir.NOTHING
+        body = ir.repeat(canonical.STRING_CHAR, least, most)
+        if least == 0 and most is None:
+            body = canonical.STRING_BODY
+        constraints: list[ir.Node] = []
+        if "pattern" in schema:
+            pattern = schema["pattern"]
+            node = self.attempt(
+                "pattern", pointer_child(where, "pattern"), lambda: _pattern_node(pattern, self.limits)
+            )
+            if node is not None:
+                constraints.append(node)
+        if "format" in schema:
+            from moonmaskc.frontends.schema.formats import format_node
+
+            name = schema["format"]
+            node = self.attempt(
+                "format", pointer_child(where, "format"), lambda: format_node(str(name), where)
+            )
+            if node is not None:
+                constraints.append(node)
+        if not constraints:
+            return canonical.quoted(body)
+        language = self.dfa(body)
+        for constraint in constraints:
+            language = intersect(language, self.dfa(constraint), self.limits)
+        return canonical.quoted(ir.Automaton(language, "string"))
+
+    def array(self, schema: dict[str, Any], where: str) -> ir.Node:
+        items = schema.get("items")
+        if isinstance(items, list):
+            prefix_schemas, rest_schema, prefix_key = items, schema.get("additionalItems", True), "items"
+            rest_where = pointer_child(where, "additionalItems")
+        else:
+            prefix_schemas = _as_list(schema.get("prefixItems", []), "prefixItems", where)
+            rest_schema, prefix_key = (True if items is None else items), "prefixItems"
+            rest_where = pointer_child(where, "items")
+        least = _count(schema, "minItems", where) or 0
+        most = _count(schema, "maxItems", where)
+        if most is not None and most < least:
+            return ir.NOTHING
+        with self.deeper():
+            if self.budget_end is not None and self.nesting > self.budget_end:
+                self.flags.depth_cut = True
+                return ir.NOTHING
+            prefix = []
+            for i, p in enumerate(prefix_schemas):
+                if most is not None and i >= most:
+                    break
+                prefix.append(self.share(self.node(p, pointer_child(where, prefix_key, i))))
+            rest = None
+            if rest_schema is not False and (most is None or most > len(prefix_schemas)):
+                rest = self.share(self.node(rest_schema, rest_where))
+                if is_empty_node(rest):
+                    rest = None
+        content, may_be_empty = positional_elements(prefix, rest, self.layout.comma, least, most)
+        if may_be_empty:
+            return self.layout.wrap(b"[", content, b"]", True)
+        return self.layout.wrap(b"[", content, b"]", False)
+
+    def object(self, schema: dict[str, Any], where: str) -> ir.Node:
+        properties = schema.get("properties", {})
+        if not isinstance(properties, dict):
+            raise UnsupportedError("keyword 'properties'", "must be an object", where=where)
+        required = list(dict.fromkeys(_as_list(schema.get("required", []), "required", where)))
+        extra_schema = schema.get("additionalProperties", True)
+        least = _count(schema, "minProperties", where) or 0
+        most = _count(schema, "maxProperties", where)
+        keys = [*properties, *(k for k in required if k not in properties)]
+        members: list[Member] = []
+        with self.deeper():
+            if self.budget_end is not None and self.nesting > self.budget_end:
+                self.flags.depth_cut = True
+                return ir.NOTHING
+            for key in keys:
+                if key in properties:
+                    value_schema, value_where = properties[key], pointer_child(where, "properties", key)
+                else:
+                    value_schema, value_where = extra_schema, pointer_child(where, "additionalProperties")
+                value = self.share(self.node(value_schema, value_where))
+                is_required = key in required
+                if is_empty_node(value):
+                    if is_required:
+                        return ir.NOTHING
+                    continue
+                members.append(Member(self.layout.member(_key_literal(key), value), is_required))
+            extra = None
+            if extra_schema is not False:
+                value = self.share(self.node(extra_schema, pointer_child(where, "additionalProperties")))
+                if not is_empty_node(value):
+                    extra = self.layout.member(canonical.quoted(_other_keys(keys)), value)
+        possible = None if extra is not None else len(members)
+        if members and (possible is None or possible >= 2) and (most is None or most >= 2):
+            self.flags.ordered = True
+        content, may_be_empty = ordered_members(members, extra, self.layout.comma, least, most, self.share)
+        return self.layout.wrap(b"{", content, b"}", may_be_empty)
+
+    # ------------------------------------------------------------------ universe
+
+    def universe(self) -> ir.Node:
+        depth = self.limits.max_depth if self.budget_end is None else self.budget_end - self.nesting
+        self.flags.depth_cut = True
+        if depth < 0:
+            return ir.NOTHING
+        return ir.Automaton(self.universe_dfa(depth), f"any JSON value, depth <= {depth}")
+
+    def universe_dfa(self, depth: int) -> DFA:
+        if depth not in self._universe_dfas:
+            self._universe_dfas[depth] = self.dfa(self.universe_node(depth))
+        return self._universe_dfas[depth]
+
+    def universe_node(self, depth: int) -> ir.Node:
+        if depth in self._universes:
+            return self._universes[depth]
+        if depth < 0:
+            return ir.NOTHING
+        layout = self.layout
+        scalars = ir.alt(
+            ir.literal(b"null"),
+            ir.literal(b"true"),
+            ir.literal(b"false"),
+            canonical.CANONICAL_NUMBER,
+            canonical.quoted(canonical.STRING_BODY),
+        )
+        if depth == 0:
+            node = scalars
+        else:
+            inner = ir.Automaton(self.universe_dfa(depth - 1), f"any JSON value, depth <= {depth - 1}")
+            elements = ir.seq(inner, ir.star(ir.seq(layout.comma, inner)))
+            member = layout.member(canonical.quoted(canonical.STRING_BODY), inner)
+            members = ir.seq(member, ir.star(ir.seq(layout.comma, member)))
+            node = ir.alt(
+                scalars, layout.wrap(b"[", elements, b"]", True), layout.wrap(b"{", members, b"}", True)
+            )
+        self._universes[depth] = node
+        return node
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def is_empty_node(node: ir.Node) -> bool:
+    if isinstance(node, ir.Automaton):
+        return is_empty(node.dfa)
+    return node == ir.NOTHING
+
+
+def _joined(items: list[ir.Node], sep: ir.Node) -> list[ir.Node]:
+    out: list[ir.Node] = []
+    for i, item in enumerate(items):
+        if i:
+            out.append(sep)
+        out.append(item)
+    return out
+
+
+def _as_list(value: Any, keyword: str, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise UnsupportedError(f"keyword {keyword!r}", "must be an array", where=where)
+    return value
+
+
+def _count(schema: dict[str, Any], keyword: str, where: str) -> int | None:
+    value = schema.get(keyword)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UnsupportedError(f"keyword {keyword!r}", "must be a non-negative integer", where=where)
+    return value
+
+
+def _at_most_one_item(schema: dict[str, Any]) -> bool:
+    most = schema.get("maxItems")
+    return isinstance(most, int) and not isinstance(most, bool) and most <= 1
+
+
+def _key_literal(key: str) -> ir.Node:
+    return ir.text(canonical.serialize(key))
+
+
+def _other_keys(keys: list[str]) -> ir.Node:
+    """Canonical string bodies of every string except ``keys`` (a trie complement, then escaped)."""
+    trie: dict[str, Any] = {}
+    for key in keys:
+        node = trie
+        for ch in key:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    anything = ir.star(utf8.any_char())
+
+    def build(node: dict[str, Any]) -> ir.Node:
+        children = [ch for ch in node if ch]
+        branches: list[ir.Node] = [] if "" in node else [ir.EPSILON]
+        excluded = [(ord(ch), ord(ch)) for ch in children]
+        branches.append(ir.seq(utf8.any_char(excluded), anything))
+        branches.extend(ir.seq(ir.text(ch), build(node[ch])) for ch in children)
+        return ir.alt(*branches)
+
+    return canonical.escape_node(build(trie))
+
+
+def _pattern_node(pattern: Any, limits: Limits) -> ir.Node:
+    from moonmaskc.frontends.regex import parse_search
+
+    if not isinstance(pattern, str):
+        raise UnsupportedError("pattern", "must be a string")
+    decoded = parse_search(pattern, limits, flavor="ecma")
+    return canonical.escape_node(decoded)
+
+
+def _enum_values(schema: Any) -> list[Any] | None:
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return [schema["const"]]
+    if isinstance(schema.get("enum"), list):
+        return list(schema["enum"])
+    return None
+
+
+def _surely_disjoint(a: Any, b: Any, walk: _Walk, depth: int = 0) -> bool:
+    """A proof from the schemas alone that no value is valid for both (False: no proof)."""
+    if a is False or b is False:
+        return True
+    if not isinstance(a, dict) or not isinstance(b, dict) or depth > 3:
+        return False
+    for x, y in ((a, b), (b, a)):
+        values = _enum_values(x)
+        if values is not None:
+            try:
+                checker = walk.validator.evolve(schema=y)
+                if not any(checker.is_valid(v) for v in values):
+                    return True
+            except Exception:
+                pass
+    types_a, types_b = type_set(a), type_set(b)
+    if types_a is not None and types_b is not None:
+        widen = lambda t: t | {"integer"} if "number" in t else t  # noqa: E731
+        if not widen(types_a) & widen(types_b):
+            return True
+    props_a, props_b = a.get("properties", {}), b.get("properties", {})
+    common = set(a.get("required", [])) & set(b.get("required", []))
+    for key in common:
+        pa = props_a.get(key) if isinstance(props_a, dict) else None
+        pb = props_b.get(key) if isinstance(props_b, dict) else None
+        if pa is None or pb is None:
+            continue
+        pa, pb = _resolved(pa, walk), _resolved(pb, walk)
+        if _surely_disjoint(pa, pb, walk, depth + 1):
+            return True
+    return False
+
+
+def _resolved(schema: Any, walk: _Walk) -> Any:
+    for _ in range(8):
+        if (
+            isinstance(schema, dict)
+            and set(schema) - {"$ref"} <= {"description", "title"}
+            and "$ref" in schema
+        ):
+            try:
+                _, schema = walk.resolver.resolve(schema["$ref"], "#")
+            except UnsupportedError:
+                return True
+        else:
+            break
+    return schema
+
+
+def compile_schema_ir(
+    schema: dict[str, Any] | bool | str,
+    *,
+    whitespace: str = "compact",
+    lenient: bool = False,
+    limits: Limits = Limits(),  # noqa: B008
+) -> FrontendResult:
+    """Compile a JSON Schema (a dict, a boolean or JSON text) into byte IR, exactly (see module doc)."""
+    if isinstance(schema, str):
+        schema = parse_schema_text(schema)
+    layout = Layout.of(whitespace)
+    walk = _Walk(schema, layout, lenient, limits)
+    try:
+        node = walk.node(schema, "#")
+    except RecursionError as error:
+        raise LimitError(
+            "max_depth", limits.max_depth, "the schema nests too deeply to walk", "--max-depth"
+        ) from error
+    warnings = list(walk.warnings)
+    if is_empty_node(node):
+        warnings.append("the schema accepts no JSON value (within the bounds applied)")
+    notes = {
+        "whitespace": describe_policy(whitespace),
+        "max_depth": limits.max_depth,
+        "max_depth_meaning": "recursive $ref unrolled at most this many times; values accepted by {} "
+        "or true nest at most this deep",
+        "refs_unrolled": sorted(walk.refs_cut),
+        "ignored_keywords": [w for w in walk.warnings if w.startswith("ignored keyword")],
+        "key_order": "declared properties in schema order, then other keys",
+    }
+    return FrontendResult(node=node, notes=notes, warnings=warnings)
