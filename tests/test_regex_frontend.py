@@ -7,14 +7,18 @@ their class, the construct they name and the position of the caret.
 
 from __future__ import annotations
 
+import os
+import random
 import re
 import time
 from collections import deque
+from pathlib import Path
 
 import pytest
 
 from moonmaskc import ir
 from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.dfa_ops import sample
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends.regex import parse, parse_search
 from moonmaskc.limits import Limits
@@ -360,3 +364,61 @@ def test_search_unanchored_contains_match_anywhere() -> None:
 def test_search_ir_of_anchored_pattern_is_the_full_match_ir() -> None:
     assert parse_search("^a+b$", flavor="ecma") == parse("a+b").node
     assert ir.nullable(parse_search("a*"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Golden IR printing (tests/golden/ir_print/regex.txt)
+# ---------------------------------------------------------------------------------------------
+
+GOLDEN = Path(__file__).parent / "golden" / "ir_print" / "regex.txt"
+SEPARATOR = " ; "
+REGENERATE = os.environ.get("MOONMASKC_REGEN_GOLDEN") == "1"
+
+
+def golden_entries() -> list[tuple[str, str]]:
+    entries = []
+    for line in GOLDEN.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#") or SEPARATOR not in line:
+            continue
+        pattern, _, printed = line.partition(SEPARATOR)
+        entries.append((pattern, printed))
+    return entries
+
+
+def test_golden_ir_printing() -> None:
+    entries = golden_entries()
+    assert len(entries) >= 40
+    actual = [(pattern, ir.to_regex(parse(pattern).node)) for pattern, _ in entries]
+    if REGENERATE:
+        header = [line for line in GOLDEN.read_text(encoding="utf-8").splitlines() if line.startswith("#")]
+        body = [f"{pattern}{SEPARATOR}{printed}" for pattern, printed in actual]
+        GOLDEN.write_text("\n".join(header + body) + "\n", encoding="utf-8")
+        pytest.skip("golden file regenerated")
+    mismatches = [(p, want, got) for (p, want), (_, got) in zip(entries, actual, strict=True) if want != got]
+    assert not mismatches
+
+
+def ascii_only(node: ir.Node) -> bool:
+    if isinstance(node, ir.ByteSet):
+        return node.mask >> 0x80 == 0 and node.mask != 0
+    if isinstance(node, (ir.Seq, ir.Alt)):
+        return all(ascii_only(item) for item in node.items)
+    if isinstance(node, ir.Repeat):
+        return ascii_only(node.item)
+    return False
+
+
+@pytest.mark.parametrize(("pattern", "printed"), golden_entries())
+def test_printed_ir_means_the_same_language(pattern: str, printed: str) -> None:
+    """The printed IR is a regex over bytes: Python's bytes ``re`` agrees with the DFA on it, and
+    for IR over ASCII bytes, parsing the printed text gives back the same language."""
+    node = parse(pattern).node
+    dfa = compile_ir(node)
+    as_bytes = re.compile(printed.encode("ascii"))
+    rng = random.Random(pattern)
+    probes = [sample(dfa, rng, max_len=12) or b"" for _ in range(30)]
+    probes += [p[:-1] for p in probes] + [p + b"a" for p in probes] + INVALID_UTF8
+    for data in probes:
+        assert dfa.accepts(data) == (as_bytes.fullmatch(data) is not None), (pattern, data)
+    if ascii_only(node):
+        assert equivalent(dfa, full_dfa(printed))
