@@ -132,7 +132,7 @@ def fraction_suffix(language: DigitLanguage) -> ir.Node:
 # ---------------------------------------------------------------------------------------------
 
 
-def _fixed_length_range(low: str, high: str) -> ir.Node:
+def fixed_length_range(low: str, high: str) -> ir.Node:
     """Digit strings of one length n between low and high inclusive (both n digits, low <= high)."""
     n = len(low)
     split = next((i for i in range(n) if low[i] != high[i]), None)
@@ -187,7 +187,7 @@ def integer_range(low: int, high: int | None) -> ir.Node:
         lo_n = max(low, smallest)
         hi_n = largest if high is None else min(high, largest)
         if lo_n <= hi_n:
-            parts.append(_fixed_length_range(str(lo_n), str(hi_n)))
+            parts.append(fixed_length_range(str(lo_n), str(hi_n)))
     if high is None:
         parts.append(ir.seq(NONZERO_DIGIT, ir.repeat(DIGIT, low_len, None)))
     return ir.alt(*parts)
