@@ -422,3 +422,10 @@ def test_printed_ir_means_the_same_language(pattern: str, printed: str) -> None:
         assert dfa.accepts(data) == (as_bytes.fullmatch(data) is not None), (pattern, data)
     if ascii_only(node):
         assert equivalent(dfa, full_dfa(printed))
+
+
+def test_absurdly_deep_nesting_is_a_clear_error() -> None:
+    assert full_dfa("(" * 150 + "a" + ")" * 150).accepts(b"a")
+    deep = "(?:a|" * 3000 + "b" + ")*" * 3000
+    with pytest.raises(SourceError, match="nest too deeply"):
+        parse(deep)

@@ -157,7 +157,11 @@ def _parse(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
     except VisitError as error:
         if isinstance(error.orig_exc, SourceError | LimitError):
             raise error.orig_exc from None
+        if isinstance(error.orig_exc, RecursionError):
+            raise _too_deep(pattern) from None
         raise
+    except RecursionError:
+        raise _too_deep(pattern) from None
     return _Parsed(branches=branches, named_groups=builder.named_groups)
 
 
@@ -445,6 +449,15 @@ class _IRBuilder(Transformer_NonRecursive):
             )
         if letter.isascii() and letter.isalpha():
             raise SourceError(f"bad escape {text}", self.pattern, position)
+
+
+def _too_deep(pattern: str) -> SourceError:
+    depth = max_depth = 0
+    for char in pattern:
+        depth += char == "("
+        depth -= char == ")"
+        max_depth = max(max_depth, depth)
+    return SourceError(f"groups nest too deeply to compile (about {max_depth} levels)", pattern, 0)
 
 
 def _start(token: Token) -> int:
