@@ -266,34 +266,48 @@ def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
 # ---------------------------------------------------------------------------------------------
 
 
-def _hopcroft_blocks(transitions: Sequence[Sequence[int]], accepting: Sequence[bool], k: int) -> list[int]:
+def _hopcroft_blocks(transitions: Sequence[Sequence[int]], accepting: Sequence[bool]) -> list[int]:
+    """Hopcroft's partition refinement on a pruned DFA whose state 0 is dead.
+
+    The dead state sits alone in its block and never serves as a splitter: once the partition is
+    stable under every live block it is stable under the dead one too (its preimage is the
+    complement of the others'), so only live transitions are ever visited.
+    """
     n = len(transitions)
-    inverse: list[dict[int, list[int]]] = [{} for _ in range(k)]
+    incoming: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     for source, row in enumerate(transitions):
+        if source == 0:
+            continue
         for cls, target in enumerate(row):
-            inverse[cls].setdefault(target, []).append(source)
-    accepting_states = {s for s in range(n) if accepting[s]}
-    other_states = set(range(n)) - accepting_states
-    blocks: list[set[int]] = [b for b in (accepting_states, other_states) if b]
+            if target:
+                incoming[target].append((cls, source))
+    accepting_states = {s for s in range(1, n) if accepting[s]}
+    other_states = set(range(1, n)) - accepting_states
+    blocks: list[set[int]] = [{0}] + [b for b in (accepting_states, other_states) if b]
     block_of = [0] * n
     for index, block in enumerate(blocks):
         for s in block:
             block_of[s] = index
-    pending = {min(range(len(blocks)), key=lambda i: len(blocks[i]))} if len(blocks) == 2 else set()
+    pending = set(range(1, len(blocks)))
     while pending:
-        splitter = list(blocks[pending.pop()])
-        for cls in range(k):
-            inv = inverse[cls]
-            sources: list[int] = []
-            for t in splitter:
-                found = inv.get(t)
-                if found:
-                    sources.extend(found)
-            if not sources:
-                continue
+        splitter = blocks[pending.pop()]
+        by_class: dict[int, list[int]] = {}
+        for t in splitter:
+            for cls, source in incoming[t]:
+                found = by_class.get(cls)
+                if found is None:
+                    by_class[cls] = [source]
+                else:
+                    found.append(source)
+        for sources in by_class.values():
             touched: dict[int, list[int]] = {}
             for s in sources:
-                touched.setdefault(block_of[s], []).append(s)
+                b = block_of[s]
+                found = touched.get(b)
+                if found is None:
+                    touched[b] = [s]
+                else:
+                    found.append(s)
             for b, members in touched.items():
                 if len(members) == len(blocks[b]):
                     continue
@@ -315,7 +329,7 @@ def minimize(dfa: DFA) -> DFA:
     if dfa.start == 0:
         return _empty_dfa()
     rows = dfa.transitions.tolist()
-    block_of = _hopcroft_blocks(rows, dfa.accepting.tolist(), dfa.num_classes)
+    block_of = _hopcroft_blocks(rows, dfa.accepting.tolist())
     # Renumber: dead block 0, then breadth-first from the start in byte order.
     representative: dict[int, int] = {}
     for s, b in enumerate(block_of):

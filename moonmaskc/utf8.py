@@ -88,29 +88,27 @@ def byte_sequences(ranges: Iterable[tuple[int, int]]) -> list[list[tuple[int, in
 
 
 def codepoints(ranges: Iterable[tuple[int, int]]) -> ir.Node:
-    """IR for one code point out of ``ranges``."""
-    branches: list[ir.Node] = []
-    for sequence in byte_sequences(ranges):
-        branches.append(ir.seq(*(ir.byte_range(lo, hi) for lo, hi in sequence)))
-    return _factor(branches)
+    """IR for one code point out of ``ranges``.
+
+    The byte sequences are factored by their common *suffixes* (continuation bytes), so that the
+    NFA shares the tail of every multi-byte form and the subset construction does not keep one state
+    per lead byte and position: ``.{0,50}`` stays close to minimal before minimisation.
+    """
+    return _factor_suffixes([tuple(sequence) for sequence in byte_sequences(ranges)])
 
 
-def _factor(branches: list[ir.Node]) -> ir.Node:
-    """Alternation of sequences, with common leading byte sets factored out to stay small."""
-    groups: dict[ir.Node, list[ir.Node]] = {}
-    order: list[ir.Node] = []
-    singles: list[ir.Node] = []
-    for branch in branches:
-        if isinstance(branch, ir.Seq) and branch.items:
-            head, tail = branch.items[0], ir.seq(*branch.items[1:])
-            if head not in groups:
-                groups[head] = []
-                order.append(head)
-            groups[head].append(tail)
-        else:
-            singles.append(branch)
-    factored = [ir.seq(head, _factor(groups[head])) for head in order]
-    return ir.alt(*singles, *factored)
+def _factor_suffixes(sequences: list[tuple[tuple[int, int], ...]]) -> ir.Node:
+    groups: dict[tuple[int, int], list[tuple[tuple[int, int], ...]]] = {}
+    has_empty = False
+    for sequence in sequences:
+        if not sequence:
+            has_empty = True
+            continue
+        groups.setdefault(sequence[-1], []).append(sequence[:-1])
+    branches: list[ir.Node] = [ir.EPSILON] if has_empty else []
+    for (lo, hi), prefixes in groups.items():
+        branches.append(ir.seq(_factor_suffixes(prefixes), ir.byte_range(lo, hi)))
+    return ir.alt(*branches)
 
 
 def any_char(exclude: Iterable[tuple[int, int]] = ()) -> ir.Node:
