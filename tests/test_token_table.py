@@ -1,0 +1,201 @@
+"""The token table against a brute-force oracle: every token walked byte by byte through the DFA
+from every state (all states on small vocabularies, sampled states on gpt2, mistral and llama3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from moonmaskc import ir, utf8
+from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.token_table import TokenTable, build_token_table
+from moonmaskc.vocabulary import Vocabulary, bytes_vocabulary, load_vocabulary
+from tests.conftest import data_path
+
+
+@pytest.fixture(autouse=True, scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MOONMASKC_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield Path()
+
+
+def brute_force(dfa: DFA, vocabulary: Vocabulary, state: int) -> tuple[list[int], list[int]]:
+    """Allowed ids and next states of ``state``, by walking every token's bytes one at a time."""
+    rows = dfa.transitions.tolist()
+    classes = dfa.byte_class.tolist()
+    specials = set(vocabulary.special_ids)
+    ids, nexts = [], []
+    for token_id, data in enumerate(vocabulary.token_bytes):
+        if token_id == vocabulary.eos_id:
+            if state and dfa.accepting[state]:
+                ids.append(token_id)
+                nexts.append(state)
+            continue
+        if not data or token_id in specials:
+            continue
+        current = state
+        for byte in data:
+            current = rows[current][classes[byte]]
+            if current == 0:
+                break
+        if current != 0:
+            ids.append(token_id)
+            nexts.append(current)
+    return ids, nexts
+
+
+def assert_state_matches(table: TokenTable, dfa: DFA, vocabulary: Vocabulary, state: int) -> None:
+    ids, nexts = brute_force(dfa, vocabulary, state)
+    assert table.allowed(state).tolist() == ids, f"state {state}"
+    assert table.next_of(state).tolist() == nexts, f"state {state}"
+    bits = np.unpackbits(table.mask_rows[table.state_row[state]].view(np.uint8), bitorder="little")
+    assert np.flatnonzero(bits).tolist() == ids
+
+
+def json_string(max_length: int | None) -> ir.Node:
+    char = ir.alt(
+        utf8.any_char(exclude=[(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C)]),
+        ir.seq(ir.text("\\"), ir.alt(*(ir.text(c) for c in '"\\/nt'))),
+    )
+    return ir.seq(ir.text('"'), ir.repeat(char, 0, max_length), ir.text('"'))
+
+
+def json_like_dfa() -> DFA:
+    """An object with a bounded string, an integer, an enum and an array of strings."""
+    integer = ir.seq(ir.optional(ir.text("-")), ir.byte_range(0x31, 0x39), ir.star(ir.byte_range(0x30, 0x39)))
+    enum = ir.alt(ir.text('"admin"'), ir.text('"viewer"'), ir.text('" spaced value"'))
+    items = ir.seq(json_string(4), ir.star(ir.seq(ir.text(", "), json_string(4))))
+    node = ir.seq(
+        ir.text('{"name": '),
+        json_string(6),
+        ir.text(', "age": '),
+        integer,
+        ir.text(', "role": '),
+        enum,
+        ir.text(', "tags": ['),
+        ir.optional(items),
+        ir.text("]}"),
+    )
+    return compile_ir(node)
+
+
+def test_bytes_vocabulary_all_states() -> None:
+    dfa = json_like_dfa()
+    vocabulary = bytes_vocabulary()
+    table = build_token_table(dfa, vocabulary)
+    for state in range(dfa.num_states):
+        assert_state_matches(table, dfa, vocabulary, state)
+    assert table.num_rows < dfa.num_states
+
+
+HAND_TOKENS = [b"{", b'{"', b'"', b"a", b"ab", b"abc", b" ", b"  ", b"", b"\xc3", b"\xa9", b"\xc3\xa9", b"ab"]
+
+
+def test_hand_vocabulary_all_states_with_duplicates_empties_and_specials() -> None:
+    tokens = [*HAND_TOKENS, b"<eos>", b"<special>"]
+    vocabulary = Vocabulary.from_tokens(tokens, eos_id=len(tokens) - 2, special_ids=[len(tokens) - 1])
+    node = ir.seq(
+        ir.text("{"), ir.star(ir.alt(ir.text("ab"), ir.text(" "), ir.text("é"))), ir.optional(ir.text('"'))
+    )
+    dfa = compile_ir(node)
+    table = build_token_table(dfa, vocabulary)
+    for state in range(dfa.num_states):
+        assert_state_matches(table, dfa, vocabulary, state)
+    accepting = [s for s in range(dfa.num_states) if dfa.accepting[s]]
+    assert accepting and all(vocabulary.eos_id in table.allowed(s) for s in accepting)
+    assert all(vocabulary.special_ids[0] not in table.allowed(s) for s in range(dfa.num_states))
+
+
+@st.composite
+def random_dfas(draw: st.DrawFn) -> DFA:
+    states = draw(st.integers(2, 7))
+    classes = draw(st.integers(1, 4))
+    transitions = np.array(
+        draw(st.lists(st.integers(0, states - 1), min_size=states * classes, max_size=states * classes)),
+        dtype=np.int32,
+    ).reshape(states, classes)
+    transitions[0] = 0
+    byte_class = np.array(draw(st.lists(st.integers(0, classes - 1), min_size=256, max_size=256)))
+    accepting = np.array([False, *draw(st.lists(st.booleans(), min_size=states - 1, max_size=states - 1))])
+    return DFA(transitions, byte_class, accepting, start=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    random_dfas(),
+    st.lists(st.binary(min_size=0, max_size=5), min_size=2, max_size=30),
+    st.data(),
+)
+def test_random_dfas_and_vocabularies(dfa: DFA, tokens: list[bytes], data: st.DataObject) -> None:
+    eos_id = data.draw(st.integers(0, len(tokens) - 1))
+    specials = data.draw(st.lists(st.integers(0, len(tokens) - 1), max_size=3))
+    vocabulary = Vocabulary.from_tokens(tokens, eos_id=eos_id, special_ids=specials)
+    table = build_token_table(dfa, vocabulary)
+    for state in range(dfa.num_states):
+        assert_state_matches(table, dfa, vocabulary, state)
+    assert table.allowed(0).size == 0
+
+
+@pytest.mark.parametrize("name", ["gpt2.json", "mistral.json", "llama3.json"])
+def test_real_vocabularies_on_sampled_states(name: str) -> None:
+    vocabulary = load_vocabulary(data_path("tokenizers", name))
+    dfa = json_like_dfa()
+    table = build_token_table(dfa, vocabulary)
+    rng = np.random.default_rng(5)
+    sampled = {dfa.start, *rng.choice(np.arange(1, dfa.num_states), size=5, replace=False).tolist()}
+    for state in sorted(sampled):
+        assert_state_matches(table, dfa, vocabulary, int(state))
+
+
+def test_sentencepiece_space_and_byte_fallback_in_masks() -> None:
+    from tokenizers import Tokenizer
+
+    path = data_path("tokenizers", "mistral.json")
+    vocabulary = load_vocabulary(path)
+    tokenizer = Tokenizer.from_file(str(path))
+    dfa = json_like_dfa()
+    table = build_token_table(dfa, vocabulary)
+    inside_name, _ = dfa.walk(b'{"name": "')
+    in_enum, _ = dfa.walk(b'{"name": "x", "age": 1, "role": "')
+    allowed_name = set(table.allowed(inside_name).tolist())
+    for token in ("<0xF0>", "<0xC3>", "▁", "▁the", "<0x20>"):
+        assert tokenizer.token_to_id(token) in allowed_name, token
+    assert tokenizer.token_to_id("<0x80>") not in allowed_name  # a lone continuation byte
+    assert tokenizer.token_to_id("<0x22>") in allowed_name  # closes the string
+    allowed_enum = set(table.allowed(in_enum).tolist())
+    assert tokenizer.token_to_id("▁sp") in allowed_enum
+    assert tokenizer.token_to_id("▁the") not in allowed_enum
+
+
+def test_arrays_round_trip_and_tampering_is_detected() -> None:
+    dfa = json_like_dfa()
+    vocabulary = load_vocabulary(data_path("tokenizers", "gpt2.json"))
+    table = build_token_table(dfa, vocabulary)
+    arrays = table.to_arrays()
+    assert all(a.dtype.kind in "biuU" for a in arrays.values())
+    again = TokenTable.from_arrays(arrays)
+    for state in range(dfa.num_states):
+        assert np.array_equal(again.allowed(state), table.allowed(state))
+        assert np.array_equal(again.next_of(state), table.next_of(state))
+    flipped = arrays["tokens_mask_rows"].copy()
+    flipped[1, 3] ^= 1 << 7
+    with pytest.raises(ValueError):
+        TokenTable.from_arrays(dict(arrays, tokens_mask_rows=flipped))
+    with pytest.raises(ValueError):
+        TokenTable.from_arrays(dict(arrays, tokens_next_states=arrays["tokens_next_states"][:-1]))
+    with pytest.raises(ValueError):
+        TokenTable.from_arrays({k: v for k, v in arrays.items() if k != "tokens_state_row"})
+
+
+def test_progress_reaches_the_total() -> None:
+    calls: list[tuple[int, int]] = []
+    dfa = json_like_dfa()
+    build_token_table(dfa, bytes_vocabulary(), progress=lambda done, total: calls.append((done, total)))
+    assert calls[0] == (0, dfa.num_states) and calls[-1] == (dfa.num_states, dfa.num_states)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
