@@ -66,6 +66,7 @@ class Guide:
         self._num_states = table.num_states
         for array in (table.mask_rows, table.row_token_ids, table.next_states):
             array.flags.writeable = False
+        self._state_rows: list[np.ndarray] = [table.mask_rows[r] for r in table.state_row.tolist()]
         lengths = np.asarray(table.vocab_arrays["vocab_token_lengths"], dtype=np.int64)
         self._token_ends = np.cumsum(lengths)
         self._token_data = np.asarray(table.vocab_arrays["vocab_token_bytes"], dtype=np.uint8).tobytes()
@@ -173,6 +174,11 @@ class Guide:
     def fill_bitmask(self, state: int, out: Any, row: int = 0) -> None:
         """Copy the mask of ``state`` into row ``row`` of ``out`` (numpy or torch, int32 or uint32,
         1-D or 2-D, at least ``bitmask_words`` words; extra words are set to 0)."""
+        if type(out) is np.ndarray and out.ndim == 2 and out.shape[1] == self._words and type(state) is int:
+            if not 0 <= state < self._num_states:
+                raise RuntimeInputError(f"state {state} is not a state of this guide")
+            out[row] = self._state_rows[state]  # the fast path: one row copy, no other work
+            return
         mask = self.mask(state)
         if _is_torch(out):
             target = out[row] if out.dim() == 2 else out

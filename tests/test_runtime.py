@@ -120,6 +120,12 @@ def test_fill_bitmask_layout_equals_packbits_little(gpt2: Vocabulary) -> None:
         guide.fill_bitmask(state, out, row=1)
         assert np.array_equal(out[1, : guide.bitmask_words].view(np.uint32), expected)
         assert (out[1, guide.bitmask_words :] == 0).all() and (out[0] == -1).all() and (out[2] == -1).all()
+        for dtype in (np.int32, np.uint32):
+            exact = np.full((2, guide.bitmask_words), -1, dtype=np.int32).view(dtype)
+            guide.fill_bitmask(state, exact, row=0)
+            assert (
+                np.array_equal(exact[0].view(np.uint32), expected) and (exact[1].view(np.int32) == -1).all()
+            )
     single = np.zeros(guide.bitmask_words, dtype=np.uint32)
     guide.fill_bitmask(guide.start(), single)
     assert np.array_equal(single, reference_bitmask(guide.allowed(guide.start()), gpt2.size))
