@@ -131,16 +131,20 @@ def read_arrays(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
             arrays = {name: archive[name] for name in archive.files}
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, zipfile.LargeZipFile) as error:
         raise ArtifactError(
-            f"{location} is not a readable moonmaskc artifact (truncated, corrupted or not an .npz file: {error})"
+            f"{location} is not a readable moonmaskc artifact "
+            f"(truncated, corrupted or not an .npz file: {error})"
         ) from None
     except Exception as error:  # zlib.error and friends from a damaged member
         raise ArtifactError(f"{location} is corrupted: {type(error).__name__}: {error}") from None
     if "format" not in arrays or str(arrays["format"]) != FORMAT_NAME:
-        raise ArtifactError(f"{location} is an .npz file but not a moonmaskc artifact (no '{FORMAT_NAME}' label)")
+        raise ArtifactError(
+            f"{location} is an .npz file but not a moonmaskc artifact (no '{FORMAT_NAME}' label)"
+        )
     version = int(arrays["format_version"]) if "format_version" in arrays else -1
     if version != FORMAT_VERSION:
         raise ArtifactError(
-            f"{location} has artifact format version {version}; this moonmaskc reads version {FORMAT_VERSION}. "
+            f"{location} has artifact format version {version}; "
+            f"this moonmaskc reads version {FORMAT_VERSION}. "
             "Recompile it with this version."
         )
     missing = [name for name in REQUIRED_ARRAYS if name not in arrays]

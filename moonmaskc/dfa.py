@@ -43,13 +43,16 @@ class DFA:
         self.start = int(start)
         if self.transitions.ndim != 2 or self.byte_class.shape != (256,):
             raise ValueError("transitions must be 2-D and byte_class must have 256 entries")
-        self.distance = (
-            np.ascontiguousarray(distance, dtype=np.int32)
-            if distance is not None
-            else _distances(self.transitions, self.accepting)
-        )
+        self._distance = None if distance is None else np.ascontiguousarray(distance, dtype=np.int32)
         self._rows: list[list[int]] | None = None
         self._classes: list[int] | None = None
+
+    @property
+    def distance(self) -> np.ndarray:
+        """Fewest bytes from each state to acceptance (-1 where none), computed on first use."""
+        if self._distance is None:
+            self._distance = _distances(self.transitions, self.accepting)
+        return self._distance
 
     @property
     def num_states(self) -> int:
@@ -170,7 +173,8 @@ def _distances(transitions: np.ndarray, accepting: np.ndarray) -> np.ndarray:
 def prune(dfa: DFA) -> DFA:
     """Send every state that cannot reach acceptance to the dead state 0 and drop it."""
     transitions = dfa.transitions
-    alive = _distances(transitions, dfa.accepting) >= 0
+    distance = dfa.distance
+    alive = distance >= 0
     alive[0] = True
     if dfa.accepting[0]:
         raise ValueError("state 0 must be the dead state")
@@ -181,7 +185,7 @@ def prune(dfa: DFA) -> DFA:
     pruned = new_id[transitions[kept]].astype(np.int32)
     pruned[0, :] = 0
     start = int(new_id[dfa.start]) if alive[dfa.start] else 0
-    return DFA(pruned, dfa.byte_class, dfa.accepting[kept], start)
+    return DFA(pruned, dfa.byte_class, dfa.accepting[kept], start, distance[kept])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,28 +356,30 @@ def minimize(dfa: DFA) -> DFA:
     table = np.array(
         [[new_id[block_of[t]] for t in rows[representative[b]]] for b in sequence], dtype=np.int32
     )
-    accepting = np.array([dfa.accepting[representative[b]] for b in sequence], dtype=bool)
-    return merge_classes(DFA(table, dfa.byte_class, accepting, 1))
+    members = [representative[b] for b in sequence]
+    return merge_classes(DFA(table, dfa.byte_class, dfa.accepting[members], 1, dfa.distance[members]))
 
 
 def merge_classes(dfa: DFA) -> DFA:
     """Merge byte classes whose columns are equal; classes numbered by their smallest byte."""
-    columns = dfa.transitions[:, dfa.byte_class].T  # 256 x states
-    _, first_index, inverse = np.unique(columns, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    rank = np.argsort(np.argsort(first_index))
-    byte_class = rank[inverse].astype(np.int32)
-    num_classes = len(first_index)
-    first_byte = np.zeros(num_classes, dtype=np.int64)
-    first_byte[rank] = first_index
-    transitions = dfa.transitions[:, dfa.byte_class[first_byte]]
+    columns = [tuple(column) for column in dfa.transitions.T.tolist()]
+    new_class: dict[tuple[int, ...], int] = {}
+    old_to_new: list[int] = [0] * dfa.num_classes
+    kept_columns: list[int] = []
+    for old in dict.fromkeys(dfa.byte_class.tolist()):  # old classes in order of their first byte
+        column = columns[old]
+        index = new_class.get(column)
+        if index is None:
+            index = new_class[column] = len(kept_columns)
+            kept_columns.append(old)
+        old_to_new[old] = index
+    byte_class = np.asarray(old_to_new, dtype=np.int32)[dfa.byte_class]
+    transitions = dfa.transitions[:, kept_columns]
     return DFA(transitions, byte_class, dfa.accepting, dfa.start, dfa.distance)
 
 
 def _empty_dfa() -> DFA:
-    return DFA(
-        np.zeros((1, 1), dtype=np.int32), np.zeros(256, dtype=np.int32), np.zeros(1, dtype=bool), 0
-    )
+    return DFA(np.zeros((1, 1), dtype=np.int32), np.zeros(256, dtype=np.int32), np.zeros(1, dtype=bool), 0)
 
 
 def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:

@@ -96,7 +96,10 @@ def product(dfas: Sequence[DFA], accept: AcceptRule, limits: Limits | None = Non
         rows.append(row)
     transitions = np.array(rows, dtype=np.int32).reshape(len(states), num_classes)
     accept_flags = np.array(
-        [i != 0 and accept([acc[s] for acc, s in zip(accepting, st, strict=True)]) for i, st in enumerate(states)],
+        [
+            i != 0 and accept([acc[s] for acc, s in zip(accepting, st, strict=True)])
+            for i, st in enumerate(states)
+        ],
         dtype=bool,
     )
     return minimize(prune(DFA(transitions, byte_class, accept_flags, start_id)))

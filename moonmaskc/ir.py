@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from moonmaskc.dfa import DFA
@@ -67,7 +67,7 @@ class Automaton:
     label: str = "automaton"
 
 
-Node = Union[ByteSet, Seq, Alt, Repeat, Automaton]
+Node = ByteSet | Seq | Alt | Repeat | Automaton
 
 NOTHING = ByteSet(0)
 EPSILON = Seq(())
@@ -281,9 +281,7 @@ def _print_byteset(mask: int) -> str:
 
 
 def _is_atom(text_: str, node: Node) -> bool:
-    return isinstance(node, (ByteSet, Automaton)) or (
-        isinstance(node, Seq) and len(node.items) == 0
-    )
+    return isinstance(node, (ByteSet, Automaton)) or (isinstance(node, Seq) and len(node.items) == 0)
 
 
 def to_regex(node: Node) -> str:
@@ -299,7 +297,9 @@ def _print(node: Node) -> str:
     if isinstance(node, Seq):
         if not node.items:
             return "(?:)"
-        return "".join(_print(item) if not isinstance(item, Alt) else f"(?:{_print(item)})" for item in node.items)
+        return "".join(
+            _print(item) if not isinstance(item, Alt) else f"(?:{_print(item)})" for item in node.items
+        )
     if isinstance(node, Alt):
         return "|".join(_print(item) for item in node.items)
     inner = _print(node.item)

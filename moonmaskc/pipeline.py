@@ -44,11 +44,16 @@ class CompileOptions:
     eos: str | None = None
 
     def describe(self, kind: Kind) -> dict[str, Any]:
-        described: dict[str, Any] = {"max_states": self.limits.max_states, "max_repeat": self.limits.max_repeat}
+        described: dict[str, Any] = {
+            "max_states": self.limits.max_states,
+            "max_repeat": self.limits.max_repeat,
+        }
         if kind == "gbnf":
             described.update(start=self.start, max_depth=self.max_depth)
         if kind == "schema":
-            described.update(whitespace=self.whitespace, lenient=self.lenient, max_depth=self.limits.max_depth)
+            described.update(
+                whitespace=self.whitespace, lenient=self.lenient, max_depth=self.limits.max_depth
+            )
         return described
 
 
@@ -82,7 +87,9 @@ def run_frontend(kind: Kind, source: Any, options: CompileOptions) -> FrontendRe
     if kind == "gbnf":
         from moonmaskc.frontends import gbnf
 
-        return gbnf.parse(str(source), start=options.start, limits=options.limits, max_depth=options.max_depth)
+        return gbnf.parse(
+            str(source), start=options.start, limits=options.limits, max_depth=options.max_depth
+        )
     if kind == "schema":
         from moonmaskc.frontends.schema import compile_schema_ir
 

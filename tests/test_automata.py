@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from hypothesis import given, settings
@@ -23,7 +23,7 @@ ALPHABET = b"abc"
 def ir_matches(node: ir.Node, data: bytes) -> bool:
     """Whether ``data`` is in the language of ``node``, by dynamic programming over spans."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def match(n: ir.Node, i: int, j: int) -> bool:
         if isinstance(n, ir.ByteSet):
             return j == i + 1 and data[i] in n
@@ -35,13 +35,13 @@ def ir_matches(node: ir.Node, data: bytes) -> bool:
             return repeat_match(n.item, n.min, n.max, i, j)
         return n.dfa.accepts(data[i:j])
 
-    @lru_cache(maxsize=None)
+    @cache
     def seq_match(items: tuple[ir.Node, ...], i: int, j: int) -> bool:
         if not items:
             return i == j
         return any(match(items[0], i, k) and seq_match(items[1:], k, j) for k in range(i, j + 1))
 
-    @lru_cache(maxsize=None)
+    @cache
     def repeat_match(item: ir.Node, lo: int, hi: int | None, i: int, j: int) -> bool:
         if i == j and lo == 0:
             return True

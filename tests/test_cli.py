@@ -21,7 +21,9 @@ def runner() -> CliRunner:
 
 def compile_regex(runner: CliRunner, tmp_path: Path, pattern: str, *extra: str) -> Path:
     out = tmp_path / "out.npz"
-    result = runner.invoke(main, ["compile", "--regex", pattern, "-o", str(out), "--tokenizer", "none", *extra])
+    result = runner.invoke(
+        main, ["compile", "--regex", pattern, "-o", str(out), "--tokenizer", "none", *extra]
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -53,7 +55,9 @@ def test_compile_from_file_by_extension_and_kind(runner: CliRunner, tmp_path: Pa
     other.write_text("x+", encoding="utf-8")
     result = runner.invoke(main, ["compile", str(other), "-o", str(out), "--tokenizer", "none"])
     assert result.exit_code == 2 and "--kind" in result.output
-    result = runner.invoke(main, ["compile", str(other), "--kind", "regex", "-o", str(out), "--tokenizer", "none"])
+    result = runner.invoke(
+        main, ["compile", str(other), "--kind", "regex", "-o", str(out), "--tokenizer", "none"]
+    )
     assert result.exit_code == 0 and Artifact.load(out).match("xxx").accepted
 
 
@@ -95,7 +99,9 @@ def test_match_reports_accepted_live_and_offset(runner: CliRunner, tmp_path: Pat
     ("pattern", "needle"),
     [("a(b", "missing ')'"), (r"(a)\1", "backreference"), ("a(?=b)", "lookaround")],
 )
-def test_regex_errors_are_one_paragraph_with_caret(runner: CliRunner, tmp_path: Path, pattern: str, needle: str) -> None:
+def test_regex_errors_are_one_paragraph_with_caret(
+    runner: CliRunner, tmp_path: Path, pattern: str, needle: str
+) -> None:
     out = tmp_path / "bad.npz"
     result = runner.invoke(main, ["compile", "--regex", pattern, "-o", str(out), "--tokenizer", "none"])
     assert result.exit_code == 2
@@ -107,7 +113,8 @@ def test_regex_errors_are_one_paragraph_with_caret(runner: CliRunner, tmp_path: 
 def test_state_bound_error_names_the_flag(runner: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "big.npz"
     result = runner.invoke(
-        main, ["compile", "--regex", "[a-z]{1,500}", "--max-states", "100", "-o", str(out), "--tokenizer", "none"]
+        main,
+        ["compile", "--regex", "[a-z]{1,500}", "--max-states", "100", "-o", str(out), "--tokenizer", "none"],
     )
     assert result.exit_code == 2 and "max_states" in result.output and "--max-states" in result.output
     assert not out.exists()

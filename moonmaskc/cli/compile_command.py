@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from moonmaskc.cli import console
 from moonmaskc.errors import MoonmaskError, SourceError
+from moonmaskc.pipeline import Kind, compile_source, link, make_options
 
 EXTENSION_KINDS = {
     ".regex": "regex",
@@ -55,10 +56,14 @@ def _read_source(path: Path, kind: str) -> Any:
 @click.command("compile")
 @click.argument("source", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--regex", "pattern", help="Compile this regex instead of a file.")
-@click.option("--kind", type=click.Choice(["regex", "gbnf", "schema"]), help="Kind of SOURCE (default: by extension).")
+@click.option(
+    "--kind", type=click.Choice(["regex", "gbnf", "schema"]), help="Kind of SOURCE (default: by extension)."
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Artifact to write.")
 @click.option("--max-states", type=click.IntRange(min=1), help="Bound on DFA states (default 200000).")
-@click.option("--max-repeat", type=click.IntRange(min=1), help="Bound on counted repetitions (default 100000).")
+@click.option(
+    "--max-repeat", type=click.IntRange(min=1), help="Bound on counted repetitions (default 100000)."
+)
 @click.option("--max-depth", type=click.IntRange(min=0), help="Unroll recursion to this depth.")
 @click.option("--start", default="root", show_default=True, help="GBNF start rule.")
 @click.option(
@@ -69,7 +74,12 @@ def _read_source(path: Path, kind: str) -> Any:
     help="JSON whitespace policy.",
 )
 @click.option("--lenient", is_flag=True, help="Schema: warn about unsupported keywords instead of failing.")
-@click.option("--tokenizer", default="bytes", show_default=True, help="tokenizer.json, its folder, a model name, 'bytes', or 'none' (DFA only).")
+@click.option(
+    "--tokenizer",
+    default="bytes",
+    show_default=True,
+    help="tokenizer.json, its folder, a model name, 'bytes', or 'none' (DFA only).",
+)
 @click.option("--eos", help="The eos token (default: from tokenizer_config.json or the usual names).")
 @console.command
 def compile_command(
@@ -91,8 +101,6 @@ def compile_command(
     SOURCE may also be an existing artifact: its token table is then rebuilt for --tokenizer
     without recompiling the source.
     """
-    from moonmaskc.pipeline import compile_source, link, make_options
-
     if (source is None) == (pattern is None):
         raise MoonmaskError("give exactly one of SOURCE or --regex PATTERN")
     options = make_options(
@@ -124,13 +132,18 @@ def compile_command(
                 artifact = link(Artifact.load(source), tokenizer, eos=eos, progress=report)
             else:
                 value = _read_source(source, source_kind)
-                artifact = compile_source(source_kind, value, options, source_name=str(source), progress=report)  # type: ignore[arg-type]
+                artifact = compile_source(
+                    cast(Kind, source_kind), value, options, source_name=str(source), progress=report
+                )
     artifact.save(output)
     elapsed = time.perf_counter() - started
     for message in artifact.metadata.get("warnings", []):
         console.warn(message)
     dfa = artifact.dfa
-    summary = f"wrote {output}: {dfa.num_states} states, {int(dfa.accepting.sum())} accepting, {dfa.num_classes} byte classes"
+    summary = (
+        f"wrote {output}: {dfa.num_states} states, {int(dfa.accepting.sum())} accepting, "
+        f"{dfa.num_classes} byte classes"
+    )
     vocabulary = artifact.metadata.get("vocabulary")
     if vocabulary:
         summary += f", vocabulary {vocabulary['name']} ({vocabulary['size']} tokens)"
@@ -144,8 +157,12 @@ class _progress:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self._progress = Progress(
-            TextColumn("token table"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
-            console=console.stderr, transient=True,
+            TextColumn("token table"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeElapsedColumn(),
+            console=console.stderr,
+            transient=True,
         )
         self._task: Any = None
         self._started = time.perf_counter()

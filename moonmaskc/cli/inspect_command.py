@@ -31,7 +31,9 @@ def describe_states(dfa: DFA, limit: int | None) -> list[dict[str, Any]]:
                 "start": state == dfa.start,
                 "distance": int(dfa.distance[state]),
                 "out_degree": dfa.out_degree(state),
-                "shortest_completion": None if completion is None else completion.decode("utf-8", "backslashreplace"),
+                "shortest_completion": None
+                if completion is None
+                else completion.decode("utf-8", "backslashreplace"),
             }
         )
     return rows
@@ -58,12 +60,14 @@ def summarize(artifact: Artifact, path: Path) -> dict[str, Any]:
         "vocabulary": meta.get("vocabulary"),
     }
     if artifact.token_table is not None:
-        summary["token_table"] = artifact.token_table.describe() if hasattr(artifact.token_table, "describe") else {}
+        summary["token_table"] = (
+            artifact.token_table.describe() if hasattr(artifact.token_table, "describe") else {}
+        )
     return summary
 
 
 def to_dot(dfa: DFA) -> str:
-    lines = ["digraph moonmaskc {", "  rankdir=LR;", '  node [shape=circle];', '  start [shape=point];']
+    lines = ["digraph moonmaskc {", "  rankdir=LR;", "  node [shape=circle];", "  start [shape=point];"]
     lines.append(f"  start -> s{dfa.start};")
     class_ranges = dfa.class_ranges()
     for state in range(1, dfa.num_states):
@@ -103,7 +107,9 @@ def _ranges_label(ranges: list[tuple[int, int]]) -> str:
 @click.option("--all", "all_states", is_flag=True, help="List every state.")
 @click.option("--full", is_flag=True, help="Print the whole source and grammar, not the first lines.")
 @console.command
-def inspect_command(artifact_path: Path, as_json: bool, as_dot: bool, limit: int, all_states: bool, full: bool) -> None:
+def inspect_command(
+    artifact_path: Path, as_json: bool, as_dot: bool, limit: int, all_states: bool, full: bool
+) -> None:
     """Show what ARTIFACT holds: summary, grammar really built, and its states."""
     artifact = Artifact.load(artifact_path)
     dfa = artifact.dfa
@@ -128,13 +134,16 @@ def inspect_command(artifact_path: Path, as_json: bool, as_dot: bool, limit: int
     for message in summary["warnings"]:
         out.print(f"  warning: {message}", markup=False)
     out.print(
-        f"  states: {summary['states']} (start {summary['start']}, dead 0), accepting: {summary['accepting_states']}, "
+        f"  states: {summary['states']} (start {summary['start']}, dead 0), "
+        f"accepting: {summary['accepting_states']}, "
         f"byte classes: {summary['byte_classes']}",
         markup=False,
     )
     if summary["vocabulary"]:
         vocab = summary["vocabulary"]
-        out.print(f"  vocabulary: {vocab['name']} ({vocab['size']} tokens, eos {vocab['eos_id']})", markup=False)
+        out.print(
+            f"  vocabulary: {vocab['name']} ({vocab['size']} tokens, eos {vocab['eos_id']})", markup=False
+        )
     if summary.get("token_table"):
         out.print(f"  token table: {summary['token_table']}", markup=False)
     grammar = str(summary["grammar"])

@@ -27,7 +27,12 @@ def _describe(result: MatchResult) -> str:
 @click.command("match")
 @click.argument("artifact_path", metavar="ARTIFACT", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("texts", nargs=-1)
-@click.option("--file", "text_file", type=click.Path(dir_okay=False, path_type=Path), help="Match each line of this file.")
+@click.option(
+    "--file",
+    "text_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Match each line of this file.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON results.")
 @console.command
 def match_command(artifact_path: Path, texts: tuple[str, ...], text_file: Path | None, as_json: bool) -> None:
