@@ -111,11 +111,18 @@ def write_arrays(path: str | os.PathLike[str], arrays: dict[str, np.ndarray]) ->
             np.savez_compressed(stream, **arrays)  # type: ignore[arg-type]
             stream.flush()
             os.fsync(stream.fileno())
+        os.chmod(temporary, 0o666 & ~_current_umask())
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def read_arrays(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:

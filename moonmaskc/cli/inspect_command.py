@@ -59,10 +59,16 @@ def summarize(artifact: Artifact, path: Path) -> dict[str, Any]:
         "compiler": meta.get("compiler"),
         "vocabulary": meta.get("vocabulary"),
     }
-    if artifact.token_table is not None:
-        summary["token_table"] = (
-            artifact.token_table.describe() if hasattr(artifact.token_table, "describe") else {}
-        )
+    table = artifact.token_table
+    if table is not None:
+        allowed_counts = [len(table.allowed(state)) for state in range(1, table.num_states)]
+        summary["token_table"] = {
+            "distinct_mask_rows": table.num_rows,
+            "vocab_size": table.vocab_size,
+            "eos_id": table.eos_id,
+            "max_allowed": max(allowed_counts, default=0),
+            "min_allowed": min(allowed_counts, default=0),
+        }
     return summary
 
 
