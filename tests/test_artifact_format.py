@@ -1,0 +1,90 @@
+"""docs/artifact-format.md is true: a program that follows it with plain numpy (no moonmaskc)
+gets the same masks, next states and verdicts as moonmaskc's own runtime."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+
+from moonmaskc import compile_regex
+from moonmaskc.runtime import Guide
+from tests.conftest import data_path
+
+PATTERN = r"(\{\"id\":[1-9]\d{0,3},\"tags\":\[(\"[a-z ]{1,12}\"(,\"[a-z ]{1,12}\")*)?\]\})"
+
+
+class PlainNumpyReader:
+    """Follows docs/artifact-format.md to the letter."""
+
+    def __init__(self, path: Path) -> None:
+        with np.load(path, allow_pickle=False) as archive:
+            self.a = {name: archive[name] for name in archive.files}
+        a = self.a
+        assert str(a["format"]) == "moonmaskc-artifact" and int(a["format_version"]) == 1
+        self.row_of = a["tokens_state_row"]
+        self.offsets = a["tokens_row_token_offsets"]
+        sizes = np.diff(self.offsets)[self.row_of]
+        self.next_offsets = np.concatenate([[0], np.cumsum(sizes)])
+        lengths = a["vocab_token_lengths"].astype(np.int64)
+        self.starts = np.cumsum(lengths) - lengths
+        self.lengths = lengths
+
+    def token_bytes(self, token: int) -> bytes:
+        start = int(self.starts[token])
+        return self.a["vocab_token_bytes"][start : start + int(self.lengths[token])].tobytes()
+
+    def mask(self, state: int) -> np.ndarray:
+        return self.a["tokens_mask_rows"][self.row_of[state]]
+
+    def advance(self, state: int, token: int) -> int | None:
+        row = self.row_of[state]
+        ids = self.a["tokens_row_token_ids"][self.offsets[row] : self.offsets[row + 1]]
+        i = np.searchsorted(ids, token)
+        if i == len(ids) or ids[i] != token:
+            return None
+        return int(self.a["tokens_next_states"][self.next_offsets[state] + i])
+
+    def run_bytes(self, data: bytes) -> tuple[int, bool]:
+        a = self.a
+        state = int(a["dfa_start"])
+        for byte in data:
+            state = int(a["dfa_transitions"][state, a["dfa_byte_class"][byte]])
+            if state == 0:
+                break
+        return state, bool(a["dfa_accepting"][state])
+
+
+def check_against_runtime(path: Path, samples: int) -> None:
+    reader = PlainNumpyReader(path)
+    guide = Guide.load(path)
+    rng = random.Random(3)
+    for _ in range(samples):
+        state = guide.start()
+        text = b""
+        for _step in range(40):
+            assert np.array_equal(reader.mask(state), guide.mask(state))
+            allowed = guide.allowed(state)
+            token = int(rng.choice(allowed.tolist()))
+            if token == guide.eos:
+                assert reader.run_bytes(text)[1]
+                break
+            assert reader.advance(state, token) == guide.advance(state, token)
+            text += reader.token_bytes(token)
+            state = guide.advance(state, token)
+            assert reader.run_bytes(text)[0] == state
+            bad = int(rng.randrange(guide.vocab_size))
+            if bad not in set(allowed.tolist()):
+                assert reader.advance(state, bad) is None or bad in set(guide.allowed(state).tolist())
+
+
+def test_documented_layout_with_bytes_vocabulary(tmp_path: Path) -> None:
+    path = compile_regex(PATTERN).save(tmp_path / "bytes.npz")
+    check_against_runtime(path, samples=50)
+
+
+def test_documented_layout_with_gpt2(tmp_path: Path) -> None:
+    tokenizer = data_path("tokenizers", "gpt2.json")
+    path = compile_regex(PATTERN, tokenizer=str(tokenizer)).save(tmp_path / "gpt2.npz")
+    check_against_runtime(path, samples=30)
