@@ -1,0 +1,163 @@
+"""A ``transformers`` logits processor that masks every generation step with a moonmaskc artifact.
+
+Takes: an artifact with a token table (a path, an in-memory ``Artifact`` or a runtime ``Guide``)
+compiled for the model's vocabulary. Hands on: ``MoonmaskLogitsProcessor``, to pass to
+``model.generate(..., logits_processor=LogitsProcessorList([processor]))``.
+
+Invariants:
+- One instance per ``generate`` call: the first call records the prompt length and the batch size;
+  every later call reads the tokens generated since the prompt.
+- Each row's state is found from that row's own generated tokens (a cache maps each generated
+  prefix to its state, so beam reordering and several tokens per step are handled).
+- A row may end (eos) only in an accepting state. After eos a row stays finished: only eos and
+  ``pad_token_id`` remain allowed, and what ``generate`` appends to a finished row is not checked.
+- Scores past the artifact's vocabulary (padded embedding matrices) are never allowed.
+
+Importing this module imports torch and transformers; ``import moonmaskc`` never does.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import LogitsProcessor
+
+from moonmaskc.errors import RuntimeInputError
+from moonmaskc.runtime import Guide
+
+__all__ = ["MoonmaskLogitsProcessor", "as_guide"]
+
+FINISHED = -1
+
+
+def as_guide(source: Any, tokenizer: Any = None) -> Guide:
+    """A runtime ``Guide`` from a ``Guide``, an in-memory ``Artifact`` or an artifact path.
+
+    ``tokenizer`` (a ``Vocabulary`` or a ``load_vocabulary`` spec), when given, must match the
+    artifact's vocabulary fingerprint."""
+    if isinstance(source, Guide):
+        source.check_tokenizer(tokenizer)
+        return source
+    if isinstance(source, str | os.PathLike):
+        return Guide.load(source, tokenizer=tokenizer)
+    if hasattr(source, "token_table") and hasattr(source, "dfa"):
+        return Guide.from_artifact(source, tokenizer=tokenizer)
+    raise TypeError(f"expected an artifact path, an Artifact or a Guide, not {type(source).__name__}")
+
+
+class MoonmaskLogitsProcessor(LogitsProcessor):
+    """Sets the score of every token the artifact does not allow next to -inf, row by row.
+
+    ``artifact``: a path, an ``Artifact`` (with a token table) or a ``Guide``. ``pad_token_id``:
+    the id ``generate`` writes into finished rows, when it differs from eos. ``tokenizer``: an
+    optional vocabulary spec checked against the artifact's fingerprint.
+
+    After ``generate``, ``states`` holds each row's state (``FINISHED`` = -1 once eos was
+    emitted), ``mask_seconds`` the time spent in this processor and ``calls`` its call count.
+    """
+
+    def __init__(self, artifact: Any, pad_token_id: int | None = None, tokenizer: Any = None) -> None:
+        self.guide = as_guide(artifact, tokenizer=tokenizer)
+        self.pad_token_id = pad_token_id
+        self.prompt_length: int | None = None
+        self.batch_size: int | None = None
+        self.states: list[int] = []
+        self.mask_seconds = 0.0
+        self.calls = 0
+        self._known: dict[bytes, int] = {}
+        self._finished_ids = np.array(
+            sorted({self.guide.eos} | ({pad_token_id} if pad_token_id is not None else set())), dtype=np.int64
+        )
+        self._row_cache: dict[int, np.ndarray] = {}
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        began = time.perf_counter()
+        batch, length = int(input_ids.shape[0]), int(input_ids.shape[1])
+        if self.prompt_length is None:
+            self.prompt_length = length
+            self.batch_size = batch
+        if batch != self.batch_size or length < self.prompt_length:
+            raise RuntimeInputError(
+                f"this MoonmaskLogitsProcessor served a batch of {self.batch_size} rows after a prompt of "
+                f"{self.prompt_length} tokens and now sees {batch} rows of {length} tokens: use one "
+                "processor per generate call"
+            )
+        width = int(scores.shape[-1])
+        if width < self.guide.vocab_size:
+            raise RuntimeInputError(
+                f"the model scores {width} tokens but the artifact's vocabulary has {self.guide.vocab_size}: "
+                "compile the artifact with this model's tokenizer"
+            )
+        generated = input_ids[:, self.prompt_length :].detach().to("cpu").numpy().astype(np.int64)
+        fresh: dict[bytes, int] = {}
+        self.states = [self._state_of(row, generated[row], fresh) for row in range(batch)]
+        self._known = fresh
+        allowed = np.zeros((batch, width), dtype=bool)
+        for row, state in enumerate(self.states):
+            allowed[row, : self.guide.vocab_size] = self._allowed_row(row, state)
+            if state == FINISHED:
+                allowed[row, self._finished_ids[self._finished_ids < width]] = True
+        keep = torch.from_numpy(allowed).to(scores.device)
+        masked = scores.masked_fill(~keep, float("-inf"))
+        self.mask_seconds += time.perf_counter() - began
+        self.calls += 1
+        return masked  # type: ignore[return-value]
+
+    def _allowed_row(self, row: int, state: int) -> np.ndarray:
+        """The boolean allow-row of ``state`` over the vocabulary (cached per state)."""
+        if state == FINISHED:
+            return np.zeros(self.guide.vocab_size, dtype=bool)
+        cached = self._row_cache.get(state)
+        if cached is None:
+            bits = np.unpackbits(self.guide.mask(state).astype("<u4").view(np.uint8), bitorder="little")
+            cached = bits[: self.guide.vocab_size].astype(bool)
+            if not cached.any():
+                raise RuntimeInputError(
+                    f"row {row}: no token of the vocabulary can continue from state {state} "
+                    "(the artifact's vocabulary cannot spell any continuation here)"
+                )
+            self._row_cache[state] = cached
+        return cached
+
+    def _state_of(self, row: int, tokens: np.ndarray, fresh: dict[bytes, int]) -> int:
+        """The state after ``tokens`` (the row's generated tokens). The previous call's prefixes
+        are looked up first; ``fresh`` collects this call's, for the next call."""
+        key = tokens.tobytes()
+        known = fresh.get(key, self._known.get(key))
+        if known is not None:
+            fresh[key] = known
+            return known
+        if len(tokens) == 0:
+            state = self.guide.start()
+        else:
+            previous = self._known.get(tokens[:-1].tobytes())
+            state = (
+                self._step(row, previous, int(tokens[-1]), len(tokens) - 1)
+                if previous is not None
+                else self._walk(row, tokens)
+            )
+        fresh[key] = state
+        return state
+
+    def _walk(self, row: int, tokens: np.ndarray) -> int:
+        state = self.guide.start()
+        for position, token in enumerate(tokens.tolist()):
+            state = self._step(row, state, token, position)
+        return state
+
+    def _step(self, row: int, state: int, token: int, position: int) -> int:
+        if state == FINISHED:
+            return FINISHED
+        if token == self.guide.eos and self.guide.is_accept(state):
+            return FINISHED
+        following = self.guide.advance(state, token) if 0 <= token < self.guide.vocab_size else None
+        if following is None:
+            raise RuntimeInputError(
+                f"row {row}: generated token {token} at position {position} is not allowed in state "
+                f"{state}; another logits processor or warper must have changed the masked scores"
+            )
+        return following
