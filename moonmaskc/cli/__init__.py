@@ -11,6 +11,7 @@ import click
 from moonmaskc.cli.compile_command import compile_command
 from moonmaskc.cli.inspect_command import inspect_command
 from moonmaskc.cli.match_command import match_command
+from moonmaskc.cli.sample_command import sample_command
 from moonmaskc.version import __version__
 
 
@@ -23,10 +24,4 @@ def main() -> None:
 main.add_command(compile_command)
 main.add_command(inspect_command)
 main.add_command(match_command)
-
-try:
-    from moonmaskc.cli.sample_command import sample_command
-except ImportError:  # pragma: no cover - the sample command lands with the runtime
-    pass
-else:
-    main.add_command(sample_command)
+main.add_command(sample_command)
