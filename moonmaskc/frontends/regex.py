@@ -6,8 +6,10 @@ that *contain* a match (JSON Schema ``pattern`` semantics). Both are built from 
 constructors of ``moonmaskc.ir``; code points are compiled to UTF-8 byte sequences through
 ``moonmaskc.utf8``, so no IR built here ever accepts invalid UTF-8.
 
-The syntax lives in ``grammars/regex.lark`` (parsed once with Lark LALR); the ``_IRBuilder``
-transformer gives each rule its meaning. ``docs/regex.md`` is the user-facing reference. Decisions
+The syntax lives in ``grammars/regex.lark`` (loaded once with Lark LALR); the ``_IRBuilder``
+callbacks run inline while Lark parses (no parse tree is built) and give each rule and token its
+meaning; what one parse needs besides the tokens (pattern, limits, flavor) sits in a context
+variable, so the one parser serves every thread. ``docs/regex.md`` is the user-facing reference. Decisions
 worth knowing:
 
 - ``\\d \\w`` are ASCII in every flavor; ``\\s`` and ``.`` depend on the flavor: ``"python"`` (the
@@ -32,11 +34,13 @@ worth knowing:
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
-from lark import Lark, Token, Transformer_NonRecursive
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from moonmaskc import ir, utf8
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
@@ -64,7 +68,6 @@ _ECMA_SPACE: Ranges = [
     (0xFEFF, 0xFEFF),
 ]
 _CONTROL_ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "f": 0x0C, "v": 0x0B}
-_QUANTIFIER_TOKENS = {"STAR", "PLUS", "QMARK", "REPEAT"}
 _CLASS_ENDPOINT = re.compile(
     r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[pPNu]\{[^}]*\}|k<[^>]*>|[0-9]+|[\s\S])|[\s\S]"
 )
@@ -95,23 +98,77 @@ def _flavor(name: str) -> Flavor:
 
 @cache
 def _parser() -> Lark:
-    return Lark(grammar_text("regex.lark"), parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    return Lark(
+        grammar_text("regex.lark"),
+        parser="lalr",
+        lexer="contextual",
+        transformer=_IRBuilder(),
+        keep_all_tokens=True,
+        maybe_placeholders=False,
+    )
 
 
-@dataclass(frozen=True)
-class _Anchor:
-    kind: str
-    position: int
+@cache
+def _class_item_pattern() -> re.Pattern[str]:
+    """One character class item, cut out of the grammar's CHAR_CLASS terminal."""
+    whole = _parser().get_terminal("CHAR_CLASS").pattern.value
+    prefix, suffix = "\\[(?>\\^?)(?>", ")+\\]"
+    assert whole.startswith(prefix) and whole.endswith(suffix), whole
+    return re.compile(whole[len(prefix) : -len(suffix)])
 
 
-@dataclass(frozen=True)
+@cache
+def _escape_pattern() -> re.Pattern[str]:
+    return re.compile(_parser().get_terminal("ESCAPE").pattern.value)
+
+
+@cache
+def _dot_node(flavor: Flavor) -> ir.Node:
+    return utf8.any_char(exclude=flavor.dot_excludes)
+
+
+@cache
+def _shorthand_node(flavor: Flavor, letter: str) -> ir.Node:
+    """``\\d \\w \\s \\D \\W \\S`` as IR (constant per flavor)."""
+    ranges = {"d": _DIGIT, "w": _WORD, "s": list(flavor.space)}[letter.lower()]
+    return utf8.codepoints(utf8.complement(ranges) if letter.isupper() else ranges)
+
+
+@dataclass
+class _Context:
+    """What the callbacks of one parse need besides the tokens."""
+
+    pattern: str
+    limits: Limits
+    flavor: Flavor
+    named_groups: list[str]
+
+
+_CONTEXT: ContextVar[_Context] = ContextVar("moonmaskc_regex_context")
+
+
 class _Branch:
-    """One top-level alternative: its IR and whether ``^`` / ``$`` anchor it."""
+    """One alternative being read: its items and where ``^`` / ``$`` stand.
 
-    node: ir.Node
-    anchored_start: bool
-    anchored_end: bool
-    anchor_position: int | None
+    ``^`` is allowed only before everything else and ``$`` only after everything else, so the
+    first item or anchor that follows a ``$`` makes that ``$`` an error.
+    """
+
+    __slots__ = ("anchor_position", "anchored_start", "dollar_position", "items")
+
+    def __init__(self) -> None:
+        self.items: list[ir.Node] = []
+        self.anchored_start = False
+        self.dollar_position: int | None = None
+        self.anchor_position: int | None = None
+
+    @property
+    def anchored_end(self) -> bool:
+        return self.dollar_position is not None
+
+    @property
+    def node(self) -> ir.Node:
+        return ir.seq(*self.items)
 
 
 @dataclass(frozen=True)
@@ -147,132 +204,105 @@ def parse_search(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "e
 
 
 def _parse(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
+    parser = _parser()
+    context = _Context(pattern, limits, flavor, [])
+    reset = _CONTEXT.set(context)
     try:
-        tree = _parser().parse(pattern)
+        branches: list[_Branch] = parser.parse(pattern)  # type: ignore[assignment]
     except UnexpectedInput as error:
         raise _syntax_error(error, pattern) from None
-    builder = _IRBuilder(pattern, limits, flavor)
-    try:
-        branches = builder.transform(tree)
-    except VisitError as error:
-        if isinstance(error.orig_exc, SourceError | LimitError):
-            raise error.orig_exc from None
-        if isinstance(error.orig_exc, RecursionError):
-            raise _too_deep(pattern) from None
-        raise
     except RecursionError:
         raise _too_deep(pattern) from None
-    return _Parsed(branches=branches, named_groups=builder.named_groups)
+    finally:
+        _CONTEXT.reset(reset)
+    return _Parsed(branches=branches, named_groups=context.named_groups)
 
 
-class _IRBuilder(Transformer_NonRecursive):
-    """One method per grammar rule; atoms and pieces become IR nodes, concatenations become
-    ``_Branch`` values (so that anchors can be checked), the start rule a list of branches."""
+def _source_error(message: str, position: int | None) -> SourceError:
+    return SourceError(message, _CONTEXT.get().pattern, position)
 
-    def __init__(self, pattern: str, limits: Limits, flavor: Flavor) -> None:
-        super().__init__()
-        self.pattern = pattern
-        self.limits = limits
-        self.flavor = flavor
-        self.named_groups: list[str] = []
+
+def _unsupported(construct: str, reason: str, position: int) -> UnsupportedError:
+    return UnsupportedError(construct, reason, _CONTEXT.get().pattern, position)
+
+
+def _misplaced_anchor(kind: str, position: int) -> UnsupportedError:
+    return _unsupported(
+        f"anchor '{kind}' in the middle of the pattern",
+        "'^' and '$' may stand only at the very start and end of the pattern or of a top-level alternative",
+        position,
+    )
+
+
+class _IRBuilder(Transformer[Token, Any]):
+    """The callbacks Lark runs while it parses (one per rule, and one per token type that has a
+    meaning of its own). Atoms become IR nodes as soon as they are lexed; a concatenation is a
+    ``_Branch`` that grows item by item; an alternation is a list of branches."""
 
     # -- structure ---------------------------------------------------------------------------
 
     def start(self, children: list[list[_Branch]]) -> list[_Branch]:
         return children[0]
 
-    def alternation(self, branches: list[_Branch]) -> list[_Branch]:
+    def first_branch(self, children: list[_Branch]) -> list[_Branch]:
+        return children
+
+    def next_branch(self, children: list[Any]) -> list[_Branch]:
+        branches: list[_Branch] = children[0]
+        branches.append(children[2])
         return branches
 
-    def concat(self, items: list[ir.Node | _Anchor]) -> _Branch:
-        nodes: list[ir.Node] = []
-        anchored_start = anchored_end = False
-        anchor_position: int | None = None
-        for index, item in enumerate(items):
-            if isinstance(item, _Anchor):
-                anchor_position = item.position if anchor_position is None else anchor_position
-                if item.kind == "^" and index == 0:
-                    anchored_start = True
-                elif item.kind == "$" and index == len(items) - 1:
-                    anchored_end = True
-                else:
-                    raise UnsupportedError(
-                        f"anchor '{item.kind}' in the middle of the pattern",
-                        "'^' and '$' may stand only at the very start and end of the pattern "
-                        "or of a top-level alternative",
-                        self.pattern,
-                        item.position,
-                    )
-            else:
-                nodes.append(item)
-        return _Branch(ir.seq(*nodes), anchored_start, anchored_end, anchor_position)
+    def empty_concat(self, children: list[Any]) -> _Branch:
+        return _Branch()
 
-    def anchor(self, children: list[Token]) -> _Anchor:
-        token = children[0]
-        return _Anchor(str(token), _start(token))
+    def concat_atom(self, children: list[Any]) -> _Branch:
+        branch: _Branch = children[0]
+        if branch.dollar_position is not None:
+            raise _misplaced_anchor("$", branch.dollar_position)
+        branch.items.append(children[1])
+        return branch
 
-    def piece(self, children: list[ir.Node | tuple[int, int | None]]) -> ir.Node:
-        atom = children[0]
-        assert not isinstance(atom, tuple)
-        if len(children) == 1:
-            return atom
-        bounds = children[1]
-        assert isinstance(bounds, tuple)
-        return ir.repeat(atom, bounds[0], bounds[1])
+    def concat_repeat(self, children: list[Any]) -> _Branch:
+        branch: _Branch = children[0]
+        if branch.dollar_position is not None:
+            raise _misplaced_anchor("$", branch.dollar_position)
+        low, high = _bounds(children[2])
+        branch.items.append(ir.repeat(children[1], low, high))
+        return branch
 
-    def quantifier(self, children: list[Token]) -> tuple[int, int | None]:
-        base = children[0]
-        if len(children) == 2 and children[1] == "+":
-            raise UnsupportedError(
-                f"possessive quantifier '{base}+'",
-                "possessive repetition changes matching, not just the language",
-                self.pattern,
-                _start(children[1]),
-            )
-        if base == "*":
-            return 0, None
-        if base == "+":
-            return 1, None
-        if base == "?":
-            return 0, 1
-        return self._counted_bounds(base)
+    def double_quantifier(self, children: list[Any]) -> _Branch:
+        token: Token = children[3]
+        raise _source_error(
+            f"quantifier '{token}' follows another quantifier; wrap the first in (?:...)", _start(token)
+        )
 
-    def quant_base(self, children: list[Token]) -> Token:
+    def concat_anchor(self, children: list[Any]) -> _Branch:
+        branch: _Branch = children[0]
+        token: Token = children[1]
+        position = _start(token)
+        if branch.dollar_position is not None:
+            raise _misplaced_anchor("$", branch.dollar_position)
+        if token == "^":
+            if branch.items or branch.anchored_start:
+                raise _misplaced_anchor("^", position)
+            branch.anchored_start = True
+        else:
+            branch.dollar_position = position
+        if branch.anchor_position is None:
+            branch.anchor_position = position
+        return branch
+
+    def atom(self, children: list[ir.Node]) -> ir.Node:
         return children[0]
 
-    def quant_mode(self, children: list[Token]) -> Token:
-        return children[0]
-
-    def _counted_bounds(self, token: Token) -> tuple[int, int | None]:
-        body = str(token)[1:-1]
-        low_text, comma, high_text = body.partition(",")
-        low = int(low_text)
-        high = None if comma and not high_text else int(high_text or low_text)
-        if high is not None and high < low:
-            raise SourceError(
-                f"repetition {token}: the minimum is larger than the maximum", self.pattern, _start(token)
-            )
-        largest = max(low, high or 0)
-        if largest > self.limits.max_repeat:
-            raise LimitError(
-                "max_repeat",
-                self.limits.max_repeat,
-                f"repetition {token} at position {_start(token)} of the pattern exceeds the repetition bound",
-                flag="--max-repeat",
-            )
-        return low, high
-
-    def group(self, children: list[Token | list[_Branch]]) -> ir.Node:
-        opener, branches = children[0], children[1]
-        assert isinstance(opener, Token) and isinstance(branches, list)
-        self._check_group_opener(opener)
+    def group(self, children: list[Any]) -> ir.Node:
+        branches: list[_Branch] = children[1]
         for branch in branches:
             if branch.anchor_position is not None:
-                raise UnsupportedError(
+                raise _unsupported(
                     "anchor inside a group",
                     "'^' and '$' may stand only at the very start and end of the pattern "
                     "or of a top-level alternative",
-                    self.pattern,
                     branch.anchor_position,
                 )
         return ir.alt(*(branch.node for branch in branches))
@@ -280,175 +310,228 @@ class _IRBuilder(Transformer_NonRecursive):
     def group_open(self, children: list[Token]) -> Token:
         return children[0]
 
-    def _check_group_opener(self, opener: Token) -> None:
-        text = str(opener)
-        position = _start(opener)
-        if opener.type == "NAMED_GROUP_OPEN":
-            name = text[text.index("<") + 1 : -1]
-            if name in self.named_groups:
-                raise SourceError(f"group name {name!r} is defined twice", self.pattern, position)
-            self.named_groups.append(name)
-            return
-        if text in ("(", "(?:"):
-            return
-        constructs = {
-            "LOOKAROUND_OPEN": ("lookaround", "it constrains context without consuming it"),
-            "ATOMIC_OPEN": ("atomic group '(?>'", "it changes matching, not just the language"),
-            "SCOPED_FLAGS_OPEN": ("inline flags", "only the default flags are compiled"),
-            "CONDITIONAL_OPEN": ("conditional group", "it depends on a backreference"),
-        }
-        construct, reason = constructs.get(opener.type, ("group extension", "not a known group kind"))
-        raise UnsupportedError(f"{construct} '{text}'", reason, self.pattern, position)
+    # -- tokens with a meaning of their own (run when the parser shifts them) ----------------
 
-    def unsupported_atom(self, children: list[Token]) -> ir.Node:
-        token = children[0]
-        constructs = {
-            "INLINE_FLAGS": ("inline flags", "only the default flags are compiled"),
-            "COMMENT": ("comment group", "comments are not compiled; remove it"),
-            "NAMED_BACKREF": ("backreference", "a backreference is not a regular language"),
-        }
-        construct, reason = constructs[token.type]
-        raise UnsupportedError(f"{construct} '{token}'", reason, self.pattern, _start(token))
+    def LITERALS(self, token: Token) -> ir.Node:
+        return _text_node(str(token), _start(token))
 
-    # -- atoms ---------------------------------------------------------------------------------
+    def LITERAL(self, token: Token) -> ir.Node:
+        return _text_node(str(token), _start(token))
 
-    def literal(self, children: list[Token]) -> ir.Node:
-        token = children[0]
-        return _code_point_node(self._checked_code_point(ord(str(token)), token, _start(token)))
+    def ESCAPE(self, token: Token) -> ir.Node:
+        text = str(token)
+        letter = text[1]
+        if len(text) == 2 and letter in "dwsDWS":
+            return _shorthand_node(_CONTEXT.get().flavor, letter)
+        return utf8.codepoints(_escape_ranges(text, _start(token), in_class=False))
 
-    def escape(self, children: list[Token]) -> ir.Node:
-        token = children[0]
-        return utf8.codepoints(self._escape_ranges(str(token), _start(token), in_class=False))
+    def DOT(self, token: Token) -> ir.Node:
+        return _dot_node(_CONTEXT.get().flavor)
 
-    def dot(self, children: list[Token]) -> ir.Node:
-        return utf8.any_char(exclude=self.flavor.dot_excludes)
-
-    def char_class(self, children: list[Token | Ranges]) -> ir.Node:
-        opener = children[0]
+    def CHAR_CLASS(self, token: Token) -> ir.Node:
+        text = str(token)
+        negated = text.startswith("[^")
+        body_start = 2 if negated else 1
+        base = _start(token) + body_start
+        escape = _escape_pattern()
         ranges: Ranges = []
-        for item in children[1:]:
-            assert isinstance(item, list)
-            ranges.extend(item)
-        if str(opener) == "[^":
+        for match in _class_item_pattern().finditer(text, body_start, len(text) - 1):
+            item = match.group()
+            position = base + match.start() - body_start
+            if len(item) == 1:
+                code_point = _checked_code_point(ord(item), item, position)
+                ranges.append((code_point, code_point))
+            elif escape.fullmatch(item):
+                ranges.extend(_escape_ranges(item, position, in_class=True))
+            else:
+                ranges.append(_class_range(item, position))
+        if negated:
             ranges = utf8.complement(ranges)
         return utf8.codepoints(ranges)
 
-    def class_item(self, children: list[Token]) -> Ranges:
-        token = children[0]
-        position = _start(token)
-        if token.type == "CLASS_LITERAL":
-            code_point = self._checked_code_point(ord(str(token)), token, position)
-            return [(code_point, code_point)]
-        if token.type == "ESCAPE":
-            return self._escape_ranges(str(token), position, in_class=True)
-        return [self._class_range(str(token), position)]
+    def NAMED_GROUP_OPEN(self, token: Token) -> Token:
+        text = str(token)
+        name = text[text.index("<") + 1 : -1]
+        named_groups = _CONTEXT.get().named_groups
+        if name in named_groups:
+            raise _source_error(f"group name {name!r} is defined twice", _start(token))
+        named_groups.append(name)
+        return token
 
-    def _class_range(self, text: str, position: int) -> tuple[int, int]:
-        first = _CLASS_ENDPOINT.match(text)
-        assert first is not None
-        second_start = first.end() + 1
-        low = self._range_endpoint(first.group(), position, text)
-        high = self._range_endpoint(text[second_start:], position + second_start, text)
-        if low > high:
-            raise SourceError(
-                f"bad character range {text}: its start is above its end", self.pattern, position
-            )
-        return low, high
-
-    def _range_endpoint(self, text: str, position: int, whole: str) -> int:
-        if not text.startswith("\\"):
-            return self._checked_code_point(ord(text), text, position)
-        ranges = self._escape_ranges(text, position, in_class=True)
-        if len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
-            raise SourceError(
-                f"bad character range {whole}: {text} is a set, not one character", self.pattern, position
-            )
-        return ranges[0][0]
-
-    def _checked_code_point(self, code_point: int, text: str, position: int) -> int:
-        if utf8.SURROGATES[0] <= code_point <= utf8.SURROGATES[1]:
-            raise UnsupportedError(
-                f"surrogate code point U+{code_point:04X} ({text!r})",
-                "UTF-8 text never contains surrogates; write the character itself",
-                self.pattern,
-                position,
-            )
-        if code_point > utf8.MAX_CODE_POINT:
-            raise SourceError(f"escape {text} is above U+10FFFF", self.pattern, position)
-        return code_point
-
-    def _escape_ranges(self, text: str, position: int, in_class: bool) -> Ranges:
-        """The code points that escape ``text`` (backslash included) stands for."""
-        body = text[1:]
-        letter = body[0]
-        if body.startswith("u{"):
-            raise UnsupportedError(
-                f"code point escape {text}",
-                "the \\u{...} form needs ECMAScript's u flag; write \\uNNNN or \\UNNNNNNNN",
-                self.pattern,
-                position,
-            )
-        if len(body) > 1 and letter in "xuU":
-            code_point = self._checked_code_point(int(body[1:], 16), text, position)
-            return [(code_point, code_point)]
-        if letter.isdigit():
-            return self._digit_escape(body, text, position, in_class)
-        if letter in _CONTROL_ESCAPES:
-            code_point = _CONTROL_ESCAPES[letter]
-            return [(code_point, code_point)]
-        shorthand = {
-            "d": _DIGIT,
-            "w": _WORD,
-            "s": list(self.flavor.space),
-        }
-        if letter.lower() in shorthand:
-            ranges = shorthand[letter.lower()]
-            return utf8.complement(ranges) if letter.isupper() else list(ranges)
-        if letter == "b" and in_class:
-            return [(0x08, 0x08)]
-        self._reject_letter_escape(letter, text, position)
-        code_point = self._checked_code_point(ord(letter), text, position)
-        return [(code_point, code_point)]
-
-    def _digit_escape(self, body: str, text: str, position: int, in_class: bool) -> Ranges:
-        if body == "0":
-            return [(0, 0)]
-        if body.startswith("0") or in_class:
-            raise UnsupportedError(
-                f"octal escape {text}",
-                "Python and ECMAScript read octal escapes differently; use \\xNN",
-                self.pattern,
-                position,
-            )
-        raise UnsupportedError(
-            f"backreference {text}", "a backreference is not a regular language", self.pattern, position
+    def LOOKAROUND_OPEN(self, token: Token) -> Token:
+        raise _unsupported(
+            f"lookaround '{token}'", "it constrains context without consuming it", _start(token)
         )
 
-    def _reject_letter_escape(self, letter: str, text: str, position: int) -> None:
-        unsupported = {
-            "b": ("word boundary \\b", "assertions about context are not compiled"),
-            "B": ("word boundary \\B", "assertions about context are not compiled"),
-            "A": ("anchor \\A", "use '^' at the start of the pattern"),
-            "Z": ("anchor \\Z", "use '$' at the end of the pattern"),
-            "z": ("anchor \\z", "use '$' at the end of the pattern"),
-            "G": ("anchor \\G", "assertions about context are not compiled"),
-            "k": ("named backreference \\k", "a backreference is not a regular language"),
-            "p": ("Unicode property escape \\p", "Unicode properties are not compiled"),
-            "P": ("Unicode property escape \\P", "Unicode properties are not compiled"),
-            "N": ("named character escape \\N", "write the character itself or \\uNNNN"),
-            "c": ("control escape \\c", "write the character as \\xNN"),
-            "a": ("escape \\a", "Python reads it as BEL, ECMAScript as 'a'; write \\x07 or a"),
-        }
-        if letter in unsupported:
-            construct, reason = unsupported[letter]
-            raise UnsupportedError(construct, reason, self.pattern, position)
-        if letter in "xuU":
-            digits = {"x": 2, "u": 4, "U": 8}[letter]
-            raise SourceError(
-                f"incomplete escape \\{letter}: it needs {digits} hex digits", self.pattern, position
-            )
-        if letter.isascii() and letter.isalpha():
-            raise SourceError(f"bad escape {text}", self.pattern, position)
+    def ATOMIC_OPEN(self, token: Token) -> Token:
+        raise _unsupported(
+            f"atomic group '{token}'", "it changes matching, not just the language", _start(token)
+        )
+
+    def SCOPED_FLAGS_OPEN(self, token: Token) -> Token:
+        raise _unsupported(f"inline flags '{token}'", "only the default flags are compiled", _start(token))
+
+    def CONDITIONAL_OPEN(self, token: Token) -> Token:
+        raise _unsupported(f"conditional group '{token}'", "it depends on a backreference", _start(token))
+
+    def OTHER_EXTENSION_OPEN(self, token: Token) -> Token:
+        raise _unsupported(f"group extension '{token}'", "not a known group kind", _start(token))
+
+    def INLINE_FLAGS(self, token: Token) -> ir.Node:
+        raise _unsupported(f"inline flags '{token}'", "only the default flags are compiled", _start(token))
+
+    def COMMENT(self, token: Token) -> ir.Node:
+        raise _unsupported(f"comment group '{token}'", "comments are not compiled; remove it", _start(token))
+
+    def NAMED_BACKREF(self, token: Token) -> ir.Node:
+        raise _unsupported(
+            f"backreference '{token}'", "a backreference is not a regular language", _start(token)
+        )
+
+
+def _text_node(text: str, position: int) -> ir.Node:
+    try:
+        return ir.literal(text.encode("utf-8"))
+    except UnicodeEncodeError as error:
+        char = text[error.start]
+        _checked_code_point(ord(char), char, position + error.start)
+        raise
+
+
+def _bounds(token: Token) -> tuple[int, int | None]:
+    """The bounds of a quantifier token; its mode ``?`` (lazy) changes nothing, ``+`` is rejected."""
+    text = str(token)
+    position = _start(token)
+    base_end = text.index("}") + 1 if text[0] == "{" else 1
+    base = text[:base_end]
+    if text[base_end:] == "+":
+        raise _unsupported(
+            f"possessive quantifier '{base}+'",
+            "possessive repetition changes matching, not just the language",
+            position + base_end,
+        )
+    if base == "*":
+        return 0, None
+    if base == "+":
+        return 1, None
+    if base == "?":
+        return 0, 1
+    low_text, comma, high_text = base[1:-1].partition(",")
+    low = int(low_text)
+    high = None if comma and not high_text else int(high_text or low_text)
+    if high is not None and high < low:
+        raise _source_error(f"repetition {base}: the minimum is larger than the maximum", position)
+    limits = _CONTEXT.get().limits
+    if max(low, high or 0) > limits.max_repeat:
+        raise LimitError(
+            "max_repeat",
+            limits.max_repeat,
+            f"repetition {base} at position {position} of the pattern exceeds the repetition bound",
+            flag="--max-repeat",
+        )
+    return low, high
+
+
+def _class_range(text: str, position: int) -> tuple[int, int]:
+    first = _CLASS_ENDPOINT.match(text)
+    assert first is not None
+    second_start = first.end() + 1
+    low = _range_endpoint(first.group(), position, text)
+    high = _range_endpoint(text[second_start:], position + second_start, text)
+    if low > high:
+        raise _source_error(f"bad character range {text}: its start is above its end", position)
+    return low, high
+
+
+def _range_endpoint(text: str, position: int, whole: str) -> int:
+    if not text.startswith("\\"):
+        return _checked_code_point(ord(text), text, position)
+    ranges = _escape_ranges(text, position, in_class=True)
+    if len(ranges) != 1 or ranges[0][0] != ranges[0][1]:
+        raise _source_error(f"bad character range {whole}: {text} is a set, not one character", position)
+    return ranges[0][0]
+
+
+def _checked_code_point(code_point: int, text: str, position: int) -> int:
+    if utf8.SURROGATES[0] <= code_point <= utf8.SURROGATES[1]:
+        raise _unsupported(
+            f"surrogate code point U+{code_point:04X} ({text!r})",
+            "UTF-8 text never contains surrogates; write the character itself",
+            position,
+        )
+    if code_point > utf8.MAX_CODE_POINT:
+        raise _source_error(f"escape {text} is above U+10FFFF", position)
+    return code_point
+
+
+def _escape_ranges(text: str, position: int, in_class: bool) -> Ranges:
+    """The code points that escape ``text`` (backslash included) stands for."""
+    body = text[1:]
+    letter = body[0]
+    if body.startswith("u{"):
+        raise _unsupported(
+            f"code point escape {text}",
+            "the \\u{...} form needs ECMAScript's u flag; write \\uNNNN or \\UNNNNNNNN",
+            position,
+        )
+    if len(body) > 1 and letter in "xuU":
+        code_point = _checked_code_point(int(body[1:], 16), text, position)
+        return [(code_point, code_point)]
+    if letter.isdigit():
+        return _digit_escape(body, text, position, in_class)
+    if letter in _CONTROL_ESCAPES:
+        code_point = _CONTROL_ESCAPES[letter]
+        return [(code_point, code_point)]
+    shorthand = {
+        "d": _DIGIT,
+        "w": _WORD,
+        "s": list(_CONTEXT.get().flavor.space),
+    }
+    if letter.lower() in shorthand:
+        ranges = shorthand[letter.lower()]
+        return utf8.complement(ranges) if letter.isupper() else list(ranges)
+    if letter == "b" and in_class:
+        return [(0x08, 0x08)]
+    _reject_letter_escape(letter, text, position)
+    code_point = _checked_code_point(ord(letter), text, position)
+    return [(code_point, code_point)]
+
+
+def _digit_escape(body: str, text: str, position: int, in_class: bool) -> Ranges:
+    if body == "0":
+        return [(0, 0)]
+    if body.startswith("0") or in_class:
+        raise _unsupported(
+            f"octal escape {text}",
+            "Python and ECMAScript read octal escapes differently; use \\xNN",
+            position,
+        )
+    raise _unsupported(f"backreference {text}", "a backreference is not a regular language", position)
+
+
+def _reject_letter_escape(letter: str, text: str, position: int) -> None:
+    unsupported = {
+        "b": ("word boundary \\b", "assertions about context are not compiled"),
+        "B": ("word boundary \\B", "assertions about context are not compiled"),
+        "A": ("anchor \\A", "use '^' at the start of the pattern"),
+        "Z": ("anchor \\Z", "use '$' at the end of the pattern"),
+        "z": ("anchor \\z", "use '$' at the end of the pattern"),
+        "G": ("anchor \\G", "assertions about context are not compiled"),
+        "k": ("named backreference \\k", "a backreference is not a regular language"),
+        "p": ("Unicode property escape \\p", "Unicode properties are not compiled"),
+        "P": ("Unicode property escape \\P", "Unicode properties are not compiled"),
+        "N": ("named character escape \\N", "write the character itself or \\uNNNN"),
+        "c": ("control escape \\c", "write the character as \\xNN"),
+        "a": ("escape \\a", "Python reads it as BEL, ECMAScript as 'a'; write \\x07 or a"),
+    }
+    if letter in unsupported:
+        construct, reason = unsupported[letter]
+        raise _unsupported(construct, reason, position)
+    if letter in "xuU":
+        digits = {"x": 2, "u": 4, "U": 8}[letter]
+        raise _source_error(f"incomplete escape \\{letter}: it needs {digits} hex digits", position)
+    if letter.isascii() and letter.isalpha():
+        raise _source_error(f"bad escape {text}", position)
 
 
 def _too_deep(pattern: str) -> SourceError:
@@ -464,48 +547,49 @@ def _start(token: Token) -> int:
     return int(token.start_pos or 0)
 
 
-def _code_point_node(code_point: int) -> ir.Node:
-    return ir.text(chr(code_point))
-
-
 def _syntax_error(error: UnexpectedInput, pattern: str) -> SourceError:
     """A ``SourceError`` with a message that says what went wrong in regex terms."""
     if isinstance(error, UnexpectedCharacters):
         position = error.pos_in_stream or 0
         found = pattern[position] if position < len(pattern) else ""
-        return SourceError(_unexpected_text_message(found, set(error.allowed or ())), pattern, position)
+        if found == "[":
+            return _bad_class_error(pattern, position)
+        return SourceError(_unexpected_text_message(found), pattern, position)
     if isinstance(error, UnexpectedToken):
         token = error.token
         expected = set(error.expected)
         if token.type == "$END":
-            if "RSQB" in expected:
-                message = "unterminated character class: missing ']'"
-            elif "RPAR" in expected:
-                message = "missing ')' to close a group"
-            else:
-                message = "the pattern ends too early"
+            message = "missing ')' to close a group" if "RPAR" in expected else "the pattern ends too early"
             return SourceError(message, pattern, len(pattern))
         position = _start(token)
-        if token.type in _QUANTIFIER_TOKENS:
-            if "QMARK" in expected and token.type != "QMARK":
-                message = f"quantifier '{token}' follows another quantifier; wrap the first in (?:...)"
-            else:
-                message = f"quantifier '{token}' has nothing to repeat; write \\{str(token)[0]} for a literal"
+        if token.type == "QUANTIFIER":
+            message = f"quantifier '{token}' has nothing to repeat; write \\{str(token)[0]} for a literal"
             return SourceError(message, pattern, position)
         if token.type == "RPAR":
             return SourceError("unbalanced ')': no group is open", pattern, position)
-        if token.type == "RSQB":
-            return SourceError(
-                "empty character class: ']' right after '[' or '[^' is read differently by Python and "
-                "ECMAScript; write \\] for a literal ']'",
-                pattern,
-                position,
-            )
-        return SourceError(_unexpected_text_message(str(token), expected), pattern, position)
+        return SourceError(_unexpected_text_message(str(token)), pattern, position)
     return SourceError(f"syntax error: {error}", pattern, getattr(error, "pos_in_stream", None))
 
 
-def _unexpected_text_message(found: str, expected: set[str]) -> str:
+def _bad_class_error(pattern: str, opening: int) -> SourceError:
+    """Why the character class opened at ``opening`` did not lex: it is empty, or it never ends."""
+    position = opening + (2 if pattern.startswith("[^", opening) else 1)
+    if pattern.startswith("]", position):
+        return SourceError(
+            "empty character class: ']' right after '[' or '[^' is read differently by Python and "
+            "ECMAScript; write \\] for a literal ']'",
+            pattern,
+            position,
+        )
+    item = _class_item_pattern()
+    while (match := item.match(pattern, position)) is not None:
+        position = match.end()
+    if position < len(pattern):  # only a final lone backslash stops the items before the end
+        return SourceError(_unexpected_text_message(pattern[position]), pattern, position)
+    return SourceError("unterminated character class: missing ']'", pattern, len(pattern))
+
+
+def _unexpected_text_message(found: str) -> str:
     if found.startswith("{"):
         return "'{' does not start a repetition {m}, {m,} or {m,n}; write \\{ for a literal brace"
     if found == "\\":
