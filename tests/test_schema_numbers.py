@@ -220,3 +220,19 @@ def test_bad_keywords_are_errors() -> None:
         number_node(maximum=Decimal("1E+5000"))
     with pytest.raises(LimitError, match="--max-states"):
         integer_node(multiple_of=Decimal(1000003), limits=Limits(max_states=1000))
+
+
+def test_double_range_bounds_compile_exactly() -> None:
+    """The bounds of IEEE doubles (309 digits) stay exact and compile quickly."""
+    largest = Decimal(repr(1.7976931348623157e308))
+    dfa = compile_ir(number_node(minimum=-largest, maximum=largest))
+    top = format(largest, "f")
+    assert dfa.accepts(top.encode()) and dfa.accepts(("-" + top + ".000").encode())
+    assert not dfa.accepts((top + ".0001").encode())
+    assert not dfa.accepts(("1" + "0" * len(top)).encode())
+    assert dfa.accepts(("9" * (len(top) - 1) + ".5").encode())
+    tiny = compile_ir(number_node(exclusive_minimum=0, maximum=Decimal("1E-300")))
+    assert tiny.accepts(("0." + "0" * 299 + "1").encode())
+    assert not tiny.accepts(("0." + "0" * 299 + "11").encode())
+    assert tiny.accepts(("0." + "0" * 300 + "9").encode())
+    assert not tiny.accepts(b"0.0")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from moonmaskc import ir
+from moonmaskc.dfa import compile_ir
 
 DIGIT = ir.byte_range(0x30, 0x39)
 NONZERO_DIGIT = ir.byte_range(0x31, 0x39)
@@ -27,6 +28,18 @@ ANY_FRACTION = ir.optional(ir.seq(DOT, ir.plus(DIGIT)))
 ANY_INTEGER_PART = ir.alt(ir.literal(b"0"), ir.seq(NONZERO_DIGIT, ANY_DIGITS))
 # Digit strings with at least one non-zero digit (fraction value > 0).
 SOME_NONZERO = ir.seq(ir.star(ir.literal(b"0")), NONZERO_DIGIT, ANY_DIGITS)
+
+
+# Each digit of a bound nests the IR one level deeper; every FREEZE_DEPTH digits the language built
+# so far is compiled into an ``ir.Automaton`` leaf, so bounds with hundreds of digits (1.8e308) keep
+# the IR shallow for the recursive passes (hashing, printing, NFA construction).
+FREEZE_DEPTH = 48
+
+
+def _bounded_depth(node: ir.Node, depth: int) -> ir.Node:
+    if depth % FREEZE_DEPTH or node == ir.NOTHING:
+        return node
+    return ir.Automaton(compile_ir(node), "digits")
 
 
 def digits_between(lo: int, hi: int) -> ir.Node:
@@ -59,11 +72,14 @@ def fraction_at_least(bound: str, inclusive: bool) -> DigitLanguage:
     # tail: the language for bound[i:], built from the right.
     tail = DigitLanguage(True, ir.plus(DIGIT)) if inclusive else DigitLanguage(False, SOME_NONZERO)
     tail_whole = tail.whole()
-    for ch in reversed(bound):
+    for depth, ch in enumerate(reversed(bound), start=1):
         c = int(ch)
-        nonempty = ir.alt(
-            ir.seq(digits_between(c + 1, 9), ANY_DIGITS),
-            ir.seq(digits_between(c, c), tail_whole),
+        nonempty = _bounded_depth(
+            ir.alt(
+                ir.seq(digits_between(c + 1, 9), ANY_DIGITS),
+                ir.seq(digits_between(c, c), tail_whole),
+            ),
+            depth,
         )
         tail = DigitLanguage(False, nonempty)
         tail_whole = nonempty
@@ -78,11 +94,14 @@ def fraction_at_most(bound: str, inclusive: bool) -> DigitLanguage:
         tail = DigitLanguage(True, ir.plus(ir.literal(b"0")))
     else:
         tail = DigitLanguage(False, ir.NOTHING)
-    for ch in reversed(bound):
+    for depth, ch in enumerate(reversed(bound), start=1):
         c = int(ch)
-        nonempty = ir.alt(
-            ir.seq(digits_between(0, c - 1), ANY_DIGITS),
-            ir.seq(digits_between(c, c), tail.whole()),
+        nonempty = _bounded_depth(
+            ir.alt(
+                ir.seq(digits_between(0, c - 1), ANY_DIGITS),
+                ir.seq(digits_between(c, c), tail.whole()),
+            ),
+            depth,
         )
         tail = DigitLanguage(True, nonempty)
     return tail
@@ -148,30 +167,28 @@ def fixed_length_range(low: str, high: str) -> ir.Node:
     return ir.seq(ir.text(low[:split]), branching)
 
 
-def _fixed_tail_at_least(digits: str) -> ir.Node:
-    """Strings of exactly len(digits) digits that are >= digits."""
-    node: ir.Node = ir.EPSILON
-    for index in range(len(digits) - 1, -1, -1):
-        c = int(digits[index])
+def _fixed_tail(digits: str, at_least: bool) -> ir.Node:
+    """Strings of exactly len(digits) digits that are >= digits (at_least) or <= digits."""
+    free = "0" if at_least else "9"  # trailing digits that constrain nothing
+    bounded = digits.rstrip(free)
+    node: ir.Node = ir.repeat(DIGIT, len(digits) - len(bounded), len(digits) - len(bounded))
+    for index in range(len(bounded) - 1, -1, -1):
+        c = int(bounded[index])
         rest = len(digits) - index - 1
-        node = ir.alt(
-            ir.seq(digits_between(c + 1, 9), ir.repeat(DIGIT, rest, rest)),
-            ir.seq(ir.text(digits[index]), node),
+        beyond = digits_between(c + 1, 9) if at_least else digits_between(0, c - 1)
+        node = _bounded_depth(
+            ir.alt(ir.seq(beyond, ir.repeat(DIGIT, rest, rest)), ir.seq(ir.text(bounded[index]), node)),
+            len(bounded) - index,
         )
     return node
+
+
+def _fixed_tail_at_least(digits: str) -> ir.Node:
+    return _fixed_tail(digits, at_least=True)
 
 
 def _fixed_tail_at_most(digits: str) -> ir.Node:
-    """Strings of exactly len(digits) digits that are <= digits."""
-    node: ir.Node = ir.EPSILON
-    for index in range(len(digits) - 1, -1, -1):
-        c = int(digits[index])
-        rest = len(digits) - index - 1
-        node = ir.alt(
-            ir.seq(digits_between(0, c - 1), ir.repeat(DIGIT, rest, rest)),
-            ir.seq(ir.text(digits[index]), node),
-        )
-    return node
+    return _fixed_tail(digits, at_least=False)
 
 
 def integer_range(low: int, high: int | None) -> ir.Node:
@@ -181,15 +198,23 @@ def integer_range(low: int, high: int | None) -> ir.Node:
     low_len = len(str(low))
     high_len = len(str(high)) if high is not None else low_len
     parts: list[ir.Node] = []
-    for n in range(low_len, high_len + 1):
+
+    def lengths_range(n: int) -> None:
         smallest = 10 ** (n - 1) if n > 1 else 0
         largest = 10**n - 1
         lo_n = max(low, smallest)
         hi_n = largest if high is None else min(high, largest)
         if lo_n <= hi_n:
             parts.append(fixed_length_range(str(lo_n), str(hi_n)))
+
+    lengths_range(low_len)
     if high is None:
         parts.append(ir.seq(NONZERO_DIGIT, ir.repeat(DIGIT, low_len, None)))
+    elif high_len > low_len:
+        # Every number with a length strictly between the two bounds' lengths.
+        if high_len - low_len >= 2:
+            parts.append(ir.seq(NONZERO_DIGIT, ir.repeat(DIGIT, low_len, high_len - 2)))
+        lengths_range(high_len)
     return ir.alt(*parts)
 
 
