@@ -89,17 +89,14 @@ def build_nfa(node: ir.Node, limits: Limits | None = None) -> NFA:
 
 
 def _mask_ranges(mask: int) -> list[tuple[int, int]]:
+    """The runs of set bits of ``mask`` as inclusive (lo, hi) ranges, one big-int step per run."""
     ranges: list[tuple[int, int]] = []
-    b = 0
     while mask:
-        if mask & 1:
-            start = b
-            while mask & 2:
-                mask >>= 1
-                b += 1
-            ranges.append((start, b))
-        mask >>= 1
-        b += 1
+        lo = (mask & -mask).bit_length() - 1
+        run = mask >> lo
+        length = (run ^ (run + 1)).bit_length() - 1  # trailing ones of run
+        ranges.append((lo, lo + length - 1))
+        mask &= ~(((1 << length) - 1) << lo)
     return ranges
 
 

@@ -134,6 +134,35 @@ def _shorthand_node(flavor: Flavor, letter: str) -> ir.Node:
     return utf8.codepoints(utf8.complement(ranges) if letter.isupper() else ranges)
 
 
+@cache
+def _non_ascii_node() -> ir.Node:
+    return utf8.codepoints([(0x80, utf8.MAX_CODE_POINT)])
+
+
+_ALL_NON_ASCII = utf8.normalize([(0x80, utf8.MAX_CODE_POINT)])
+
+
+def _code_points_node(ranges: Ranges) -> ir.Node:
+    """``utf8.codepoints(ranges)``, with the two common shapes (ASCII only; ASCII plus every
+    non-ASCII character, as in a negated ASCII class) built from one byte set and a constant."""
+    ranges = utf8.normalize(ranges)
+    split = 0
+    while split < len(ranges) and ranges[split][1] < 0x80:
+        split += 1
+    rest = ranges[split:]
+    if rest and rest[0][0] < 0x80 <= rest[0][1]:
+        ascii_mask = ir.range_mask(rest[0][0], 0x7F)
+        rest = [(0x80, rest[0][1]), *rest[1:]]
+    else:
+        ascii_mask = 0
+    if rest and rest != _ALL_NON_ASCII:
+        return utf8.codepoints(ranges)
+    for lo, hi in ranges[:split]:
+        ascii_mask |= ir.range_mask(lo, hi)
+    ascii_node = ir.byte_set(ascii_mask)
+    return ir.alt(ascii_node, _non_ascii_node()) if rest else ascii_node
+
+
 @dataclass
 class _Context:
     """What the callbacks of one parse need besides the tokens."""
@@ -323,7 +352,7 @@ class _IRBuilder(Transformer[Token, Any]):
         letter = text[1]
         if len(text) == 2 and letter in "dwsDWS":
             return _shorthand_node(_CONTEXT.get().flavor, letter)
-        return utf8.codepoints(_escape_ranges(text, _start(token), in_class=False))
+        return _code_points_node(_escape_ranges(text, _start(token), in_class=False))
 
     def DOT(self, token: Token) -> ir.Node:
         return _dot_node(_CONTEXT.get().flavor)
@@ -347,7 +376,7 @@ class _IRBuilder(Transformer[Token, Any]):
                 ranges.append(_class_range(item, position))
         if negated:
             ranges = utf8.complement(ranges)
-        return utf8.codepoints(ranges)
+        return _code_points_node(ranges)
 
     def NAMED_GROUP_OPEN(self, token: Token) -> Token:
         text = str(token)
