@@ -78,14 +78,14 @@ class _Writer:
         if isinstance(node, Alternatives):
             return "(" + " | ".join(self.expr(option) for option in node.options) + ")"
         assert isinstance(node, Repetition)
-        item = self.expr(node.item)
+        item = f"({self.expr(node.item)})"
         if node.max == 0:
             return _EMPTY
         counted = f"({item} ~ {node.min}..{node.max})" if node.max is not None else None
         if node.max is None:
             if node.min == 0:
-                return f"({item})*"
-            return f"(({item} ~ {node.min}) ({item})*)"
+                return f"{item}*"
+            return f"(({item} ~ {node.min}) {item}*)"
         return counted or _EMPTY
 
 
