@@ -204,18 +204,6 @@ def chat_prompt(tokenizer: Any, task: Task) -> list[int]:
     return [int(i) for i in ids]
 
 
-def model_vocabulary(spec: str, tokenizer: Any) -> Any:
-    """The moonmaskc vocabulary of the model: the GGUF metadata, or the folder's tokenizer.json."""
-    from moonmaskc.integrations.gguf_vocabulary import read_gguf_vocabulary
-    from moonmaskc.integrations.hf_models import resolve_model_spec
-    from moonmaskc.vocabulary import load_vocabulary
-
-    resolved = resolve_model_spec(spec)
-    if resolved.endswith(".gguf"):
-        return read_gguf_vocabulary(resolved)
-    return load_vocabulary(resolved, eos=tokenizer.eos_token)
-
-
 def run_one(
     model: Any, prompt: list[int], guide: Any, eos: int, strategy: str, max_new_tokens: int, seed: int
 ) -> tuple[list[int], float, float]:
@@ -262,7 +250,7 @@ def evaluate(
     console: Console,
 ) -> tuple[list[RunRecord], dict[str, Any]]:
     from moonmaskc import compile_schema
-    from moonmaskc.integrations.hf_models import load_causal_lm
+    from moonmaskc.integrations.hf_models import load_causal_lm, model_vocabulary
     from moonmaskc.runtime import Guide
 
     began = time.perf_counter()

