@@ -15,6 +15,7 @@ holds *every* canonical serialization of its valid values. Two things break that
 
 from __future__ import annotations
 
+import difflib
 import itertools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from moonmaskc.dfa_ops import difference, intersect, is_empty, product
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.schema import canonical
-from moonmaskc.frontends.schema.keywords import COMPILED, REFUSED, is_annotation
+from moonmaskc.frontends.schema.keywords import COMPILED, KNOWN_KEYWORDS, REFUSED, is_annotation
 from moonmaskc.frontends.schema.layout import Layout, describe_policy
 from moonmaskc.frontends.schema.merge import merge, type_set
 from moonmaskc.frontends.schema.refs import RefResolver, pointer_child
@@ -39,6 +40,8 @@ from moonmaskc.limits import Limits
 
 ALL_TYPES = ("null", "boolean", "object", "array", "string", "number")
 SHARE_SIZE = 4000
+# Universe DFAs depend only on (whitespace policy, depth): built once per process.
+_UNIVERSE_CACHE: dict[tuple[str, int], DFA] = {}
 _OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
 
 
@@ -57,6 +60,7 @@ class _Walk:
     limits: Limits
     warnings: dict[str, None] = field(default_factory=dict)
     refs_cut: dict[str, None] = field(default_factory=dict)
+    unknown: dict[str, None] = field(default_factory=dict)
     ref_stack: list[str] = field(default_factory=list)
     nesting: int = 0
     budget_end: int | None = None
@@ -69,7 +73,6 @@ class _Walk:
         validator_class = validators.validator_for(self.root, default=validators.Draft202012Validator)
         self.validator = validator_class(self.root, format_checker=FormatChecker())
         self._universes: dict[int, ir.Node] = {}
-        self._universe_dfas: dict[int, DFA] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -82,6 +85,9 @@ class _Walk:
         if isinstance(node, ir.Automaton) or ir.size(node) <= SHARE_SIZE:
             return node
         return ir.Automaton(self.dfa(node), "shared")
+
+    def share_always(self, node: ir.Node) -> ir.Node:
+        return node if isinstance(node, ir.Automaton) else ir.Automaton(self.dfa(node), "shared")
 
     def refuse(self, keyword: str, reason: str, where: str) -> None:
         """Strict: raise. Lenient: record a warning; the caller drops the keyword."""
@@ -143,7 +149,13 @@ class _Walk:
                 self.refuse(key, REFUSED[key], where)
                 continue
             if key not in COMPILED:
-                self.refuse(key, "unknown keyword", where)
+                typo = difflib.get_close_matches(key, KNOWN_KEYWORDS, n=1, cutoff=0.85)
+                if typo:
+                    self.refuse(key, f"unknown keyword (did you mean {typo[0]!r}?)", where)
+                else:
+                    self.unknown[f"unknown keyword {key!r} at {where}: ignored (no effect on validation)"] = (
+                        None
+                    )
                 continue
             if key == "uniqueItems" and value is True and not _at_most_one_item(schema):
                 self.refuse(key, "uniqueItems: true is compiled only with maxItems <= 1", where)
@@ -545,7 +557,8 @@ class _Walk:
             if extra_schema is not False:
                 value = self.share(self.node(extra_schema, pointer_child(where, "additionalProperties")))
                 if not is_empty_node(value):
-                    extra = self.layout.member(canonical.quoted(_other_keys(keys)), value)
+                    other_keys = ir.Automaton(self.dfa(canonical.quoted(_other_keys(keys))), "other keys")
+                    extra = self.share_always(self.layout.member(other_keys, value))
         possible = None if extra is not None else len(members)
         if members and (possible is None or possible >= 2) and (most is None or most >= 2):
             self.flags.ordered = True
@@ -562,9 +575,10 @@ class _Walk:
         return ir.Automaton(self.universe_dfa(depth), f"any JSON value, depth <= {depth}")
 
     def universe_dfa(self, depth: int) -> DFA:
-        if depth not in self._universe_dfas:
-            self._universe_dfas[depth] = self.dfa(self.universe_node(depth))
-        return self._universe_dfas[depth]
+        key = (self.layout.policy, depth)
+        if key not in _UNIVERSE_CACHE:
+            _UNIVERSE_CACHE[key] = self.dfa(self.universe_node(depth))
+        return _UNIVERSE_CACHE[key]
 
     def universe_node(self, depth: int) -> ir.Node:
         if depth in self._universes:
@@ -744,7 +758,7 @@ def compile_schema_ir(
         raise LimitError(
             "max_depth", limits.max_depth, "the schema nests too deeply to walk", "--max-depth"
         ) from error
-    warnings = list(walk.warnings)
+    warnings = [*walk.warnings, *walk.unknown]
     if is_empty_node(node):
         warnings.append("the schema accepts no JSON value (within the bounds applied)")
     notes = {
@@ -754,6 +768,7 @@ def compile_schema_ir(
         "or true nest at most this deep",
         "refs_unrolled": sorted(walk.refs_cut),
         "ignored_keywords": [w for w in walk.warnings if w.startswith("ignored keyword")],
+        "unknown_keywords": list(walk.unknown),
         "key_order": "declared properties in schema order, then other keys",
     }
     return FrontendResult(node=node, notes=notes, warnings=warnings)

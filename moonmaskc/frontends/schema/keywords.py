@@ -87,5 +87,8 @@ REFUSED = {
 }
 
 
+KNOWN_KEYWORDS = sorted({*COMPILED, *REFUSED, *ANNOTATIONS} - {"id", "example", "markdownDescription"})
+
+
 def is_annotation(keyword: str) -> bool:
     return keyword in ANNOTATIONS or keyword.startswith("x-")

@@ -25,18 +25,27 @@ class RefResolver:
         self.root = root
         self.anchors: dict[str, tuple[str, Any]] = {}
         self.ids: dict[str, tuple[str, Any]] = {}
+        self.duplicate_anchors: set[str] = set()
+        self.embedded_resources: list[str] = []
         self._index(root, "#")
+
+    def _add_anchor(self, name: str, pointer: str, node: Any) -> None:
+        if name in self.anchors and self.anchors[name][0] != pointer:
+            self.duplicate_anchors.add(name)
+        self.anchors.setdefault(name, (pointer, node))
 
     def _index(self, node: Any, pointer: str) -> None:
         if isinstance(node, dict):
             anchor = node.get("$anchor")
             if isinstance(anchor, str):
-                self.anchors.setdefault(anchor, (pointer, node))
+                self._add_anchor(anchor, pointer, node)
             ident = node.get("$id", node.get("id"))
             if isinstance(ident, str):
                 if ident.startswith("#") and len(ident) > 1:
-                    self.anchors.setdefault(ident[1:], (pointer, node))
+                    self._add_anchor(ident[1:], pointer, node)
                 else:
+                    if pointer != "#":
+                        self.embedded_resources.append(pointer)
                     self.ids.setdefault(ident.rstrip("#"), (pointer, node))
             for key, value in node.items():
                 if key in ("enum", "const", "examples", "default"):
@@ -47,6 +56,13 @@ class RefResolver:
                 self._index(value, pointer_child(pointer, i))
 
     def resolve(self, ref: str, where: str) -> tuple[str, Any]:
+        if self.embedded_resources:
+            raise UnsupportedError(
+                f"$ref {ref!r}",
+                f"the document embeds resources with their own base URI ($id at {self.embedded_resources[0]}); "
+                "references are resolved only against one base",
+                where=where,
+            )
         base, _, fragment = ref.partition("#")
         if base:
             if base not in self.ids:
@@ -57,6 +73,8 @@ class RefResolver:
         if not fragment:
             return pointer, document
         if not fragment.startswith("/"):
+            if fragment in self.duplicate_anchors:
+                raise UnsupportedError(f"$ref {ref!r}", "the anchor is defined more than once", where=where)
             if fragment in self.anchors:
                 return self.anchors[fragment]
             raise UnsupportedError(f"$ref {ref!r}", f"no $anchor named {fragment!r}", where=where)

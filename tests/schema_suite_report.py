@@ -1,0 +1,234 @@
+"""Agreement of compiled schemas with labelled instances: JSON-Schema-Test-Suite and MaskBench.
+
+Takes: the shared data folder (``MOONMASKC_DATA``, default ``../shared/data``). Hands on: per-keyword
+and per-group counts (schemas compiled, invalid instances accepted - must be 0 -, valid instances
+accepted), used by ``tests/test_schema_suites.py`` and printed as Markdown by
+
+    PYTHONPATH=. python -m tests.schema_suite_report
+
+Instances are serialized compactly (``json.dumps(x, separators=(",", ":"), ensure_ascii=False)``),
+with object keys moved into the schema's declared property order where the schema declares one.
+A valid instance may be rejected when its serialization is not canonical (``1.0``, ``1e5``,
+duplicate spellings) or when our bounds cut it (recursion depth): that is counted, never hidden.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from moonmaskc.dfa import compile_ir
+from moonmaskc.errors import MoonmaskError
+from moonmaskc.frontends.schema import compile_schema_ir
+from moonmaskc.limits import Limits
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SUITE_DRAFTS = ("draft2020-12", "draft7")
+CASE_SECONDS = 10.0
+SUITE_LIMITS = Limits(max_states=50_000)
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("MOONMASKC_DATA", PROJECT_ROOT.parent / "shared" / "data")).resolve()
+
+
+class CaseTimeout(Exception):
+    pass
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    def handler(signum: int, frame: Any) -> None:
+        raise CaseTimeout()
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _resolve(schema: Any, root: Any) -> Any:
+    for _ in range(10):
+        if (
+            isinstance(schema, dict)
+            and isinstance(schema.get("$ref"), str)
+            and schema["$ref"].startswith("#/")
+        ):
+            node: Any = root
+            try:
+                for part in schema["$ref"][2:].split("/"):
+                    part = part.replace("~1", "/").replace("~0", "~")
+                    node = node[int(part)] if isinstance(node, list) else node[part]
+            except (KeyError, IndexError, ValueError, TypeError):
+                return schema
+            schema = node
+        else:
+            break
+    return schema
+
+
+def declared_order(value: Any, schema: Any, root: Any, depth: int = 0) -> Any:
+    """``value`` with object keys moved into the schema's declared property order (best effort)."""
+    schema = _resolve(schema, root)
+    if depth > 20 or not isinstance(schema, dict):
+        return value
+    for part in schema.get("allOf", []) if isinstance(schema.get("allOf"), list) else []:
+        value = declared_order(value, part, root, depth + 1)
+    if isinstance(value, dict):
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        declared = [k for k in props if k in value]
+        for k in schema.get("required", []) if isinstance(schema.get("required"), list) else []:
+            if k in value and k not in declared:
+                declared.append(k)
+        ordered = {k: value[k] for k in declared}
+        ordered.update({k: v for k, v in value.items() if k not in ordered})
+        extra = schema.get("additionalProperties")
+        return {
+            k: declared_order(v, props[k] if k in props else extra, root, depth + 1)
+            for k, v in ordered.items()
+        }
+    if isinstance(value, list):
+        items = schema.get("items")
+        prefix = schema.get("prefixItems", items if isinstance(items, list) else [])
+        rest = items if not isinstance(items, list) else schema.get("additionalItems")
+        return [
+            declared_order(v, prefix[i] if i < len(prefix) else rest, root, depth + 1)
+            for i, v in enumerate(value)
+        ]
+    return value
+
+
+def serialize_instance(value: Any, schema: Any) -> bytes:
+    ordered = declared_order(value, schema, schema)
+    return json.dumps(ordered, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    compiled: int = 0
+    valid: int = 0
+    valid_accepted: int = 0
+    invalid: int = 0
+    invalid_accepted: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def add(self, other: Tally) -> None:
+        self.cases += other.cases
+        self.compiled += other.compiled
+        self.valid += other.valid
+        self.valid_accepted += other.valid_accepted
+        self.invalid += other.invalid
+        self.invalid_accepted += other.invalid_accepted
+        self.failures.extend(other.failures)
+
+
+def check_case(schema: Any, tests: list[dict[str, Any]], label: str, lenient: bool = False) -> Tally:
+    """Compile ``schema`` and run its labelled instances; a schema that does not compile is skipped."""
+    tally = Tally(cases=1)
+    try:
+        with time_limit(CASE_SECONDS):
+            result = compile_schema_ir(schema, lenient=lenient, limits=SUITE_LIMITS)
+            dfa = compile_ir(result.node, SUITE_LIMITS)
+    except (MoonmaskError, CaseTimeout, RecursionError):
+        return tally
+    if lenient and result.notes.get("ignored_keywords"):
+        return tally
+    tally.compiled = 1
+    for test in tests:
+        try:
+            data = serialize_instance(test["data"], schema)
+        except (TypeError, ValueError):
+            continue
+        accepted = dfa.accepts(data)
+        if test["valid"]:
+            tally.valid += 1
+            tally.valid_accepted += accepted
+        else:
+            tally.invalid += 1
+            if accepted:
+                tally.invalid_accepted += 1
+                tally.failures.append(f"{label}: accepted invalid {data[:200]!r}")
+    return tally
+
+
+def suite_files(draft: str) -> list[tuple[str, Path]]:
+    base = data_dir() / "schemas" / "json-schema-test-suite" / draft
+    files = [(p.stem, p) for p in sorted(base.glob("*.json"))]
+    files += [(f"format:{p.stem}", p) for p in sorted((base / "optional" / "format").glob("*.json"))]
+    return files
+
+
+def run_suite_file(draft: str, keyword: str, path: Path) -> Tally:
+    tally = Tally()
+    for group in json.loads(path.read_text(encoding="utf-8")):
+        label = f"{draft}/{keyword}: {group['description']}"
+        tally.add(check_case(group["schema"], group["tests"], label))
+    return tally
+
+
+def run_suite(draft: str) -> dict[str, Tally]:
+    return {keyword: run_suite_file(draft, keyword, path) for keyword, path in suite_files(draft)}
+
+
+MASKBENCH_MAX_BYTES = 30_000
+
+
+def maskbench_files() -> list[Path]:
+    return sorted((data_dir() / "schemas" / "maskbench").glob("*/*.json"))
+
+
+def run_maskbench_file(path: Path) -> Tally:
+    if path.stat().st_size > MASKBENCH_MAX_BYTES:
+        return Tally(cases=1)
+    case = json.loads(path.read_text(encoding="utf-8"))
+    return check_case(case["schema"], case.get("tests", []), f"maskbench/{path.parent.name}/{path.name}")
+
+
+def _table(rows: dict[str, Tally], first: str) -> str:
+    lines = [
+        f"| {first} | schemas compiled | invalid accepted | valid accepted |",
+        "|---|---|---|---|",
+    ]
+    total = Tally()
+    for name, t in rows.items():
+        total.add(t)
+        lines.append(
+            f"| {name} | {t.compiled} / {t.cases} | {t.invalid_accepted} / {t.invalid} | {t.valid_accepted} / {t.valid} |"
+        )
+    lines.append(
+        f"| **total** | {total.compiled} / {total.cases} | {total.invalid_accepted} / {total.invalid} "
+        f"| {total.valid_accepted} / {total.valid} |"
+    )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    started = time.time()
+    for draft in SUITE_DRAFTS:
+        print(f"\n### JSON-Schema-Test-Suite {draft}\n")
+        print(_table(run_suite(draft), "keyword file"))
+    groups: dict[str, Tally] = {}
+    for path in maskbench_files():
+        groups.setdefault(path.parent.name, Tally()).add(run_maskbench_file(path))
+    print("\n### MaskBench\n")
+    print(_table(groups, "group"))
+    failures = [f for g in groups.values() for f in g.failures]
+    print(f"\n({time.time() - started:.0f} s; {len(failures)} invalid instances accepted)", file=sys.stderr)
+    for failure in failures[:20]:
+        print(failure, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
