@@ -14,9 +14,8 @@ byte order, with byte classes merged so that no two columns are equal.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections import deque
 from collections.abc import Sequence
+from itertools import islice
 
 import numpy as np
 
@@ -144,30 +143,28 @@ class DFA:
 # ---------------------------------------------------------------------------------------------
 
 
-def _reverse_edges(transitions: np.ndarray) -> list[list[int]]:
-    reverse: list[list[int]] = [[] for _ in range(transitions.shape[0])]
-    for source, row in enumerate(transitions.tolist()):
+def _distance_list(rows: Sequence[Sequence[int]], accepting: Sequence[bool]) -> list[int]:
+    """Breadth-first search backwards from the accepting states; -1 where acceptance is unreachable."""
+    n = len(rows)
+    reverse: list[list[int]] = [[] for _ in range(n)]
+    for source, row in enumerate(rows):
         for target in set(row):
             reverse[target].append(source)
-    return reverse
+    distance = [-1] * n
+    queue = [s for s in range(n) if accepting[s]]
+    for s in queue:
+        distance[s] = 0
+    for t in queue:  # the list grows while it is walked: a breadth-first queue
+        step = distance[t] + 1
+        for s in reverse[t]:
+            if distance[s] < 0:
+                distance[s] = step
+                queue.append(s)
+    return distance
 
 
 def _distances(transitions: np.ndarray, accepting: np.ndarray) -> np.ndarray:
-    """Breadth-first search backwards from the accepting states; -1 where unreachable."""
-    n = transitions.shape[0]
-    distance = np.full(n, -1, dtype=np.int32)
-    reverse = _reverse_edges(transitions)
-    queue = deque(int(s) for s in np.flatnonzero(accepting))
-    for s in queue:
-        distance[s] = 0
-    dist_list = distance.tolist()
-    while queue:
-        t = queue.popleft()
-        for s in reverse[t]:
-            if dist_list[s] < 0:
-                dist_list[s] = dist_list[t] + 1
-                queue.append(s)
-    return np.asarray(dist_list, dtype=np.int32)
+    return np.asarray(_distance_list(transitions.tolist(), accepting.tolist()), dtype=np.int32)
 
 
 def prune(dfa: DFA) -> DFA:
@@ -189,61 +186,135 @@ def prune(dfa: DFA) -> DFA:
 
 
 # ---------------------------------------------------------------------------------------------
+# The automaton as plain lists (what compile_ir works on; numpy only at the very end)
+# ---------------------------------------------------------------------------------------------
+
+
+class _Tables:
+    """A DFA in Python lists: ``rows[state][class]``, ``class_of[byte]``, dead state 0."""
+
+    __slots__ = ("accepting", "class_of", "distance", "rows", "start")
+
+    def __init__(
+        self,
+        rows: list[list[int]],
+        class_of: list[int],
+        accepting: list[bool],
+        start: int,
+        distance: list[int],
+    ) -> None:
+        self.rows = rows
+        self.class_of = class_of
+        self.accepting = accepting
+        self.start = start
+        self.distance = distance
+
+    @classmethod
+    def of(cls, dfa: DFA) -> _Tables:
+        return cls(
+            dfa.transitions.tolist(),
+            dfa.byte_class.tolist(),
+            dfa.accepting.tolist(),
+            dfa.start,
+            dfa.distance.tolist(),
+        )
+
+    def to_dfa(self) -> DFA:
+        return DFA(
+            np.array(self.rows, dtype=np.int32).reshape(len(self.rows), -1),
+            np.array(self.class_of, dtype=np.int32),
+            np.array(self.accepting, dtype=bool),
+            self.start,
+            np.array(self.distance, dtype=np.int32),
+        )
+
+
+def _pruned(tables: _Tables) -> _Tables:
+    """``prune`` on lists; nothing to copy in the usual case where every state is alive."""
+    distance = tables.distance
+    n = len(distance)
+    if all(d >= 0 for d in distance[1:]):
+        return tables
+    new_id = [0] * n
+    kept = [0]
+    for s in range(1, n):
+        if distance[s] >= 0:
+            new_id[s] = len(kept)
+            kept.append(s)
+    rows = tables.rows
+    pruned = [[0] * len(rows[0])] + [[new_id[t] for t in rows[s]] for s in kept[1:]]
+    return _Tables(
+        pruned,
+        tables.class_of,
+        [tables.accepting[s] for s in kept],
+        new_id[tables.start],
+        [distance[s] for s in kept],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # Subset construction
 # ---------------------------------------------------------------------------------------------
 
 
-def _byte_classes(nfa: NFA) -> tuple[np.ndarray, list[int]]:
+def _byte_classes(nfa: NFA) -> list[int]:
+    """The first byte of every class: every byte where some NFA edge range starts or ends."""
     cuts = {0}
     for edges in nfa.edges:
         for lo, hi, _ in edges:
             cuts.add(lo)
-            if hi < 255:
-                cuts.add(hi + 1)
-    ordered = sorted(cuts)
-    byte_class = np.array([bisect_right(ordered, b) - 1 for b in range(256)], dtype=np.int32)
-    return byte_class, ordered
+            cuts.add(hi + 1)
+    cuts.discard(256)
+    return sorted(cuts)
 
 
-def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
-    """Subset construction over byte classes, then pruning (not minimised)."""
-    limits = limits or nfa.limits
-    byte_class, cuts = _byte_classes(nfa)
+def _class_table(cuts: list[int]) -> list[int]:
+    class_of: list[int] = []
+    for index, cut in enumerate(cuts):
+        end = cuts[index + 1] if index + 1 < len(cuts) else 256
+        class_of.extend([index] * (end - cut))
+    return class_of
+
+
+def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
+    """Subset construction over byte classes, pruned; classes numbered in byte order."""
+    cuts = _byte_classes(nfa)
     num_classes = len(cuts)
-    class_of = byte_class.tolist()
+    class_of = _class_table(cuts)
     # Per NFA state: (first class, last class, closure of the target).
     class_edges: dict[int, list[tuple[int, int, frozenset[int]]]] = {}
-
-    def edges_of(state: int) -> list[tuple[int, int, frozenset[int]]]:
-        cached = class_edges.get(state)
-        if cached is None:
-            cached = [(class_of[lo], class_of[hi], nfa.closure(t)) for lo, hi, t in nfa.edges[state]]
-            class_edges[state] = cached
-        return cached
+    closure = nfa.closure
 
     dead: frozenset[int] = frozenset()
     ids: dict[frozenset[int], int] = {dead: 0}
     sets: list[frozenset[int]] = [dead]
-    start_set = nfa.closure(nfa.start)
+    start_set = closure(nfa.start)
     start = ids.setdefault(start_set, len(sets))
     if start == len(sets):
         sets.append(start_set)
     rows: list[list[int]] = [[0] * num_classes]
+    classes = range(num_classes)
     index = 1
     while index < len(sets):
         members = sets[index]
         index += 1
         successors: list[set[int] | None] = [None] * num_classes
         for s in members:
-            for first, last, closure in edges_of(s):
+            edges = class_edges.get(s)
+            if edges is None:
+                edges = class_edges[s] = [
+                    (class_of[lo], class_of[hi], closure(t)) for lo, hi, t in nfa.edges[s]
+                ]
+            for first, last, targets in edges:
                 for cls in range(first, last + 1):
                     bucket = successors[cls]
                     if bucket is None:
-                        successors[cls] = set(closure)
+                        successors[cls] = set(targets)
                     else:
-                        bucket |= closure
+                        bucket |= targets
         row = [0] * num_classes
-        for cls, bucket in enumerate(successors):
+        for cls in classes:
+            bucket = successors[cls]
             if bucket:
                 key = frozenset(bucket)
                 target = ids.get(key)
@@ -260,22 +331,58 @@ def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
                     sets.append(key)
                 row[cls] = target
         rows.append(row)
-    transitions = np.array(rows, dtype=np.int32).reshape(len(sets), num_classes)
-    accepting = np.array([nfa.final in members for members in sets], dtype=bool)
-    return prune(DFA(transitions, byte_class, accepting, start))
+    final = nfa.final
+    accepting = [final in members for members in sets]
+    tables = _Tables(rows, class_of, accepting, start, _distance_list(rows, accepting))
+    return _pruned(tables)
+
+
+def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
+    """Subset construction over byte classes, then pruning (not minimised)."""
+    return _subset_tables(nfa, limits or nfa.limits).to_dfa()
 
 
 # ---------------------------------------------------------------------------------------------
 # Minimisation
 # ---------------------------------------------------------------------------------------------
 
+# Moore's refinement is cheaper than Hopcroft's setup on small automata; past this many table
+# cells, or when it has not settled after _MOORE_ROUNDS rounds, Hopcroft refines what it has.
+_MOORE_CELLS = 4096
+_MOORE_ROUNDS = 3
 
-def _hopcroft_blocks(transitions: Sequence[Sequence[int]], accepting: Sequence[bool]) -> list[int]:
-    """Hopcroft's partition refinement on a pruned DFA whose state 0 is dead.
 
-    The dead state sits alone in its block and never serves as a splitter: once the partition is
-    stable under every live block it is stable under the dead one too (its preimage is the
-    complement of the others'), so only live transitions are ever visited.
+def _seed_partition(accepting: Sequence[bool], distance: Sequence[int]) -> list[int]:
+    """Blocks by (accepting, distance to acceptance): equivalent states always agree on both, and
+    the dead state (distance -1, in a pruned DFA the only one) is alone in its block."""
+    ids: dict[tuple[bool, int], int] = {}
+    return [ids.setdefault(key, len(ids)) for key in zip(accepting, distance, strict=True)]
+
+
+def _moore_blocks(rows: Sequence[Sequence[int]], block_of: list[int]) -> tuple[list[int], bool]:
+    """Refine ``block_of`` by successor blocks until it is stable or the rounds run out."""
+    count = max(block_of) + 1
+    for _ in range(_MOORE_ROUNDS):
+        lookup = block_of.__getitem__
+        ids: dict[tuple[int, ...], int] = {}
+        refined = [
+            ids.setdefault((block, *map(lookup, row)), len(ids))
+            for block, row in zip(block_of, rows, strict=True)
+        ]
+        block_of = refined
+        if len(ids) == count:
+            return block_of, True
+        count = len(ids)
+    return block_of, False
+
+
+def _hopcroft_blocks(transitions: Sequence[Sequence[int]], seed: Sequence[int]) -> list[int]:
+    """Hopcroft's partition refinement of the partition ``seed`` on a pruned DFA whose state 0 is
+    dead and alone in its block.
+
+    The dead state's block never serves as a splitter: once the partition is stable under every
+    live block it is stable under the dead one too (its preimage is the complement of the others'),
+    so only live transitions are ever visited.
     """
     n = len(transitions)
     incoming: list[list[tuple[int, int]]] = [[] for _ in range(n)]
@@ -285,14 +392,12 @@ def _hopcroft_blocks(transitions: Sequence[Sequence[int]], accepting: Sequence[b
         for cls, target in enumerate(row):
             if target:
                 incoming[target].append((cls, source))
-    accepting_states = {s for s in range(1, n) if accepting[s]}
-    other_states = set(range(1, n)) - accepting_states
-    blocks: list[set[int]] = [{0}] + [b for b in (accepting_states, other_states) if b]
-    block_of = [0] * n
-    for index, block in enumerate(blocks):
-        for s in block:
-            block_of[s] = index
-    pending = set(range(1, len(blocks)))
+    blocks: list[set[int]] = [set() for _ in range(max(seed) + 1)]
+    for s, b in enumerate(seed):
+        blocks[b].add(s)
+    block_of = list(seed)
+    pending = set(range(len(blocks)))
+    pending.discard(block_of[0])
     while pending:
         splitter = blocks[pending.pop()]
         by_class: dict[int, list[int]] = {}
@@ -328,54 +433,80 @@ def _hopcroft_blocks(transitions: Sequence[Sequence[int]], accepting: Sequence[b
     return block_of
 
 
-def minimize(dfa: DFA) -> DFA:
-    """The minimal DFA equivalent to ``dfa`` (which must be pruned), in canonical numbering."""
-    if dfa.start == 0:
-        return _empty_dfa()
-    rows = dfa.transitions.tolist()
-    block_of = _hopcroft_blocks(rows, dfa.accepting.tolist())
-    # Renumber: dead block 0, then breadth-first from the start in byte order.
+def _coarsest_partition(tables: _Tables) -> list[int]:
+    """Block of every state in the coarsest partition compatible with acceptance and transitions."""
+    rows = tables.rows
+    block_of = _seed_partition(tables.accepting, tables.distance)
+    if len(rows) * len(rows[0]) <= _MOORE_CELLS:
+        block_of, stable = _moore_blocks(rows, block_of)
+        if stable:
+            return block_of
+    return _hopcroft_blocks(rows, block_of)
+
+
+def _minimal(tables: _Tables, byte_order: Sequence[int]) -> _Tables:
+    """Minimise pruned tables; number the states dead first, then breadth-first from the start,
+    following classes in ``byte_order``."""
+    if tables.start == 0:
+        return tables
+    rows = tables.rows
+    block_of = _coarsest_partition(tables)
     representative: dict[int, int] = {}
     for s, b in enumerate(block_of):
         representative.setdefault(b, s)
-    order = dfa.class_representatives()
-    byte_order = sorted(range(dfa.num_classes), key=lambda c: order[c])
-    new_id = {block_of[0]: 0}
-    queue = deque([block_of[dfa.start]])
-    new_id.setdefault(block_of[dfa.start], 1)
-    sequence = [block_of[0], block_of[dfa.start]]
-    while queue:
-        b = queue.popleft()
+    new_id = {block_of[0]: 0, block_of[tables.start]: 1}
+    sequence = [block_of[0], block_of[tables.start]]
+    for b in islice(sequence, 1, None):  # grows while it is walked: a breadth-first queue
         row = rows[representative[b]]
         for cls in byte_order:
             tb = block_of[row[cls]]
             if tb not in new_id:
                 new_id[tb] = len(new_id)
                 sequence.append(tb)
-                queue.append(tb)
-    table = np.array(
-        [[new_id[block_of[t]] for t in rows[representative[b]]] for b in sequence], dtype=np.int32
-    )
+    state_id = [new_id.get(b, -1) for b in block_of]
+    lookup = state_id.__getitem__
     members = [representative[b] for b in sequence]
-    return merge_classes(DFA(table, dfa.byte_class, dfa.accepting[members], 1, dfa.distance[members]))
+    return _Tables(
+        [list(map(lookup, rows[s])) for s in members],
+        tables.class_of,
+        [tables.accepting[s] for s in members],
+        1,
+        [tables.distance[s] for s in members],
+    )
 
 
-def merge_classes(dfa: DFA) -> DFA:
-    """Merge byte classes whose columns are equal; classes numbered by their smallest byte."""
-    columns = [tuple(column) for column in dfa.transitions.T.tolist()]
+def _merged_columns(tables: _Tables) -> _Tables:
+    """Merge classes whose columns are equal; classes numbered by their smallest byte."""
+    rows = tables.rows
+    columns = list(zip(*rows, strict=True))
     new_class: dict[tuple[int, ...], int] = {}
-    old_to_new: list[int] = [0] * dfa.num_classes
+    old_to_new = [0] * len(columns)
     kept_columns: list[int] = []
-    for old in dict.fromkeys(dfa.byte_class.tolist()):  # old classes in order of their first byte
+    for old in dict.fromkeys(tables.class_of):  # old classes in order of their first byte
         column = columns[old]
         index = new_class.get(column)
         if index is None:
             index = new_class[column] = len(kept_columns)
             kept_columns.append(old)
         old_to_new[old] = index
-    byte_class = np.asarray(old_to_new, dtype=np.int32)[dfa.byte_class]
-    transitions = dfa.transitions[:, kept_columns]
-    return DFA(transitions, byte_class, dfa.accepting, dfa.start, dfa.distance)
+    class_of = [old_to_new[c] for c in tables.class_of]
+    if kept_columns != list(range(len(columns))):
+        rows = [[row[c] for c in kept_columns] for row in rows]
+    return _Tables(rows, class_of, tables.accepting, tables.start, tables.distance)
+
+
+def minimize(dfa: DFA) -> DFA:
+    """The minimal DFA equivalent to ``dfa`` (which must be pruned), in canonical numbering."""
+    if dfa.start == 0:
+        return _empty_dfa()
+    order = dfa.class_representatives()
+    byte_order = sorted(range(dfa.num_classes), key=lambda c: order[c])
+    return _merged_columns(_minimal(_Tables.of(dfa), byte_order)).to_dfa()
+
+
+def merge_classes(dfa: DFA) -> DFA:
+    """Merge byte classes whose columns are equal; classes numbered by their smallest byte."""
+    return _merged_columns(_Tables.of(dfa)).to_dfa()
 
 
 def _empty_dfa() -> DFA:
@@ -385,7 +516,11 @@ def _empty_dfa() -> DFA:
 def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:
     """IR to minimal DFA: Thompson NFA, subset construction, pruning, minimisation."""
     limits = limits or Limits()
-    return minimize(determinize(build_nfa(node, limits), limits))
+    tables = _subset_tables(build_nfa(node, limits), limits)
+    if tables.start == 0:
+        return _empty_dfa()
+    # Subset classes are numbered in byte order already.
+    return _merged_columns(_minimal(tables, range(len(tables.rows[0])))).to_dfa()
 
 
 def equivalent_state_pairs(dfa: DFA) -> list[tuple[int, int]]:
