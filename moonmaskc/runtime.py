@@ -64,8 +64,10 @@ class Guide:
         self._vocab_size = table.vocab_size
         self._words = table.mask_rows.shape[1]
         self._num_states = table.num_states
-        for array in (table.mask_rows, table.row_token_ids, table.next_states):
+        for array in (table.mask_rows, table.token_class, table.class_next):
             array.flags.writeable = False
+        self._token_class = table.token_class
+        self._class_next = table.class_next
         self._state_rows: list[np.ndarray] = [table.mask_rows[r] for r in table.state_row.tolist()]
         lengths = np.asarray(table.vocab_arrays["vocab_token_lengths"], dtype=np.int64)
         self._token_ends = np.cumsum(lengths)
@@ -230,12 +232,8 @@ class Guide:
             raise RuntimeInputError(f"a token must be an int id, not {type(token).__name__}")
         if not 0 <= token < self._vocab_size:
             raise RuntimeInputError(f"token {token} is outside the vocabulary (0..{self._vocab_size - 1})")
-        table = self.table
-        row = table.state_row[state]
-        if not (int(table.mask_rows[row, token >> 5]) >> (token & 31)) & 1:
-            return None
-        ids = table.allowed(state)
-        return int(table.next_of(state)[int(np.searchsorted(ids, token))])
+        following: int = self._class_next.item(state, self._token_class.item(token))
+        return following if following else None
 
     def is_accept(self, state: int) -> bool:
         return bool(self._accepting[self._state(state)])
@@ -247,9 +245,10 @@ class Guide:
     def decreasing(self, state: int) -> np.ndarray:
         """Allowed tokens (never eos) whose next state is strictly closer to acceptance."""
         state = self._state(state)
-        ids = self.table.allowed(state)
-        closer = self._distance[self.table.next_of(state)] < self._distance[state]
-        return ids[closer & (ids != self._eos)]
+        following = self._class_next[state]
+        closer = (following != 0) & (self._distance[following] < self._distance[state])
+        ids = np.flatnonzero(closer[self._token_class]).astype(np.int32)
+        return ids[ids != self._eos]
 
     def finishing(self, state: int) -> np.ndarray:
         """The candidates of ``finish`` mode: eos alone when ``state`` accepts, else ``decreasing``."""

@@ -24,9 +24,8 @@ class PlainNumpyReader:
         a = self.a
         assert str(a["format"]) == "moonmaskc-artifact" and int(a["format_version"]) == 1
         self.row_of = a["tokens_state_row"]
-        self.offsets = a["tokens_row_token_offsets"]
-        sizes = np.diff(self.offsets)[self.row_of]
-        self.next_offsets = np.concatenate([[0], np.cumsum(sizes)])
+        self.token_class = a["tokens_token_class"]
+        self.class_next = a["tokens_class_next"]
         lengths = a["vocab_token_lengths"].astype(np.int64)
         self.starts = np.cumsum(lengths) - lengths
         self.lengths = lengths
@@ -38,22 +37,24 @@ class PlainNumpyReader:
     def mask(self, state: int) -> np.ndarray:
         return self.a["tokens_mask_rows"][self.row_of[state]]
 
-    def advance(self, state: int, token: int) -> int | None:
-        row = self.row_of[state]
-        ids = self.a["tokens_row_token_ids"][self.offsets[row] : self.offsets[row + 1]]
-        i = np.searchsorted(ids, token)
-        if i == len(ids) or ids[i] != token:
-            return None
-        return int(self.a["tokens_next_states"][self.next_offsets[state] + i])
+    def allowed(self, state: int) -> np.ndarray:
+        return np.flatnonzero(np.unpackbits(self.mask(state).view(np.uint8), bitorder="little"))
 
-    def run_bytes(self, data: bytes) -> tuple[int, bool]:
+    def advance(self, state: int, token: int) -> int | None:
+        following = int(self.class_next[state, self.token_class[token]])
+        return following or None
+
+    def walk_bytes(self, state: int, data: bytes) -> int:
         a = self.a
-        state = int(a["dfa_start"])
         for byte in data:
             state = int(a["dfa_transitions"][state, a["dfa_byte_class"][byte]])
             if state == 0:
                 break
-        return state, bool(a["dfa_accepting"][state])
+        return state
+
+    def run_bytes(self, data: bytes) -> tuple[int, bool]:
+        state = self.walk_bytes(int(self.a["dfa_start"]), data)
+        return state, bool(self.a["dfa_accepting"][state])
 
 
 def check_against_runtime(path: Path, samples: int) -> None:
@@ -66,6 +67,7 @@ def check_against_runtime(path: Path, samples: int) -> None:
         for _step in range(40):
             assert np.array_equal(reader.mask(state), guide.mask(state))
             allowed = guide.allowed(state)
+            assert np.array_equal(reader.allowed(state), allowed)
             token = int(rng.choice(allowed.tolist()))
             if token == guide.eos:
                 assert reader.run_bytes(text)[1]
@@ -74,9 +76,11 @@ def check_against_runtime(path: Path, samples: int) -> None:
             text += reader.token_bytes(token)
             state = guide.advance(state, token)
             assert reader.run_bytes(text)[0] == state
-            bad = int(rng.randrange(guide.vocab_size))
-            if bad not in set(allowed.tolist()):
-                assert reader.advance(state, bad) is None or bad in set(guide.allowed(state).tolist())
+            other = int(rng.randrange(guide.vocab_size))
+            assert reader.advance(state, other) == guide.advance(state, other)
+            if other != guide.eos and reader.token_bytes(other):
+                walked = reader.walk_bytes(state, reader.token_bytes(other))
+                assert reader.advance(state, other) == (walked or None)
 
 
 def test_documented_layout_with_bytes_vocabulary(tmp_path: Path) -> None:

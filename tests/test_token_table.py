@@ -188,9 +188,48 @@ def test_arrays_round_trip_and_tampering_is_detected() -> None:
     with pytest.raises(ValueError):
         TokenTable.from_arrays(dict(arrays, tokens_mask_rows=flipped))
     with pytest.raises(ValueError):
-        TokenTable.from_arrays(dict(arrays, tokens_next_states=arrays["tokens_next_states"][:-1]))
+        TokenTable.from_arrays(dict(arrays, tokens_class_next=arrays["tokens_class_next"][:-1]))
     with pytest.raises(ValueError):
         TokenTable.from_arrays({k: v for k, v in arrays.items() if k != "tokens_state_row"})
+    state = dfa.start
+    allowed_class = int(arrays["tokens_token_class"][table.allowed(state)[0]])
+    for tampered in (
+        _with(arrays["tokens_class_next"], (state, allowed_class), 0),  # a mask bit without a next state
+        _with(arrays["tokens_class_next"], (state, 0), 1),  # the never-allowed class leads somewhere
+        _with(arrays["tokens_class_next"], (0, allowed_class), 1),  # the dead state leads somewhere
+        _with(arrays["tokens_class_next"], (state, allowed_class), dfa.num_states),  # outside the DFA
+    ):
+        with pytest.raises(ValueError):
+            TokenTable.from_arrays(dict(arrays, tokens_class_next=tampered))
+    never = np.flatnonzero(arrays["tokens_token_class"] == 0)[0]
+    tampered_classes = _with(arrays["tokens_token_class"], (never,), allowed_class)
+    with pytest.raises(ValueError):
+        TokenTable.from_arrays(dict(arrays, tokens_token_class=tampered_classes))
+    with pytest.raises(ValueError):
+        TokenTable.from_arrays(dict(arrays, tokens_state_row=np.zeros_like(arrays["tokens_state_row"])))
+
+
+def _with(array: np.ndarray, index: tuple[int, ...], value: int) -> np.ndarray:
+    changed = array.copy()
+    changed[index] = value
+    return changed
+
+
+def test_token_classes_are_exactly_the_tokens_that_act_alike() -> None:
+    """Tokens share a class iff they lead every state to the same place (brute-force columns)."""
+    dfa = json_like_dfa()
+    vocabulary = load_vocabulary(data_path("tokenizers", "gpt2.json"))
+    table = build_token_table(dfa, vocabulary)
+    columns = np.zeros((vocabulary.size, dfa.num_states), dtype=np.int64)
+    for state in range(dfa.num_states):
+        ids, nexts = brute_force(dfa, vocabulary, state)
+        columns[ids, state] = nexts
+    _, first, behaviour = np.unique(columns, axis=0, return_index=True, return_inverse=True)
+    classes = table.token_class.astype(np.int64)
+    assert len(first) == table.num_classes
+    # same behaviour <=> same class: the pairing of the two labellings is one-to-one
+    assert len(np.unique(behaviour.ravel() * table.num_classes + classes)) == table.num_classes
+    assert (classes[columns.any(axis=1) == 0] == 0).all()
 
 
 def test_progress_reaches_the_total() -> None:

@@ -1,0 +1,189 @@
+"""Token classes: tokens that act alike on every DFA state, found by composing state maps over the trie.
+
+Takes: a ``DFA`` (dead state 0), the ``ByteTrie`` of a vocabulary and its eos id. Hands on:
+``TokenClasses``, where
+- ``token_class[t]`` is the class of token ``t``; class 0 holds the tokens that never keep the DFA
+  alive (special and empty tokens, and tokens that die from every state);
+- ``class_next[s, c]`` is the state that any token of class ``c`` leads to from state ``s`` (0 when
+  the token is not allowed there). Columns are pairwise distinct: two tokens share a class exactly
+  when they lead every state to the same place. eos leads an accepting state to itself.
+
+How: every trie node (a byte prefix ``p``) has a state map ``s -> delta*(s, p)``. A child's map is
+its parent's map followed by one byte class, so the maps are computed level by level, once per
+distinct (parent map, byte class) pair, and each distinct map is stored once. The dead map (every
+state to 0) prunes its whole subtree. Real vocabularies on JSON-like DFAs yield a few hundred
+distinct maps, so the work is about ``states x distinct pairs`` rather than ``states x trie nodes``.
+
+Only numpy is imported here (plus ``moonmaskc.errors`` for the size bound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from moonmaskc.errors import LimitError
+
+if TYPE_CHECKING:
+    from moonmaskc.dfa import DFA
+    from moonmaskc.trie import ByteTrie
+
+DEFAULT_MAX_TABLE_CELLS = 1 << 29
+GATHER_CELLS_PER_BATCH = 1 << 22
+DEAD_MAP = 0
+IDENTITY_MAP = 1
+
+
+@dataclass(frozen=True, eq=False)
+class TokenClasses:
+    token_class: np.ndarray  # uint16 or int32 [vocab_size]
+    class_next: np.ndarray  # uint16 or int32 [states, classes]
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.class_next.shape[1])
+
+
+def state_dtype(num_states: int) -> type[np.unsignedinteger] | type[np.signedinteger]:
+    """The smallest dtype that holds every state id."""
+    return np.uint16 if num_states <= np.iinfo(np.uint16).max else np.int32
+
+
+def token_classes(
+    dfa: DFA,
+    trie: ByteTrie,
+    vocab_size: int,
+    eos_id: int,
+    on_level: Callable[[float], None] | None = None,
+    max_cells: int = DEFAULT_MAX_TABLE_CELLS,
+) -> TokenClasses:
+    """The token classes of ``dfa`` for the vocabulary of ``trie``; ``on_level(fraction_done)``."""
+    maps = _MapStore(dfa.num_states, max_cells)
+    node_map = _compose_over_trie(dfa, trie, maps, on_level)
+    token_map = np.full(vocab_size, DEAD_MAP, dtype=np.int64)
+    token_nodes = np.repeat(np.arange(trie.num_nodes), np.diff(trie.node_token_offsets))
+    token_map[trie.node_token_ids] = node_map[token_nodes]
+    states = np.arange(dfa.num_states)
+    eos_map = np.where(dfa.accepting, states, 0).astype(maps.dtype)
+    token_map[eos_id] = maps.add(eos_map[None, :])[0]
+    used, first_token = np.unique(token_map, return_index=True)
+    by_first_token = used[np.argsort(first_token, kind="stable")]
+    class_maps = np.concatenate([[DEAD_MAP], by_first_token[by_first_token != DEAD_MAP]])
+    if dfa.num_states * len(class_maps) > max_cells:
+        raise _too_many_cells(dfa.num_states, len(class_maps), max_cells)
+    class_of_map = np.zeros(maps.count, dtype=np.int64)
+    class_of_map[class_maps] = np.arange(len(class_maps))
+    class_dtype = np.uint16 if len(class_maps) <= np.iinfo(np.uint16).max else np.int32
+    return TokenClasses(
+        token_class=class_of_map[token_map].astype(class_dtype),
+        class_next=np.ascontiguousarray(maps.rows(class_maps).T),
+    )
+
+
+def _compose_over_trie(
+    dfa: DFA, trie: ByteTrie, maps: _MapStore, on_level: Callable[[float], None] | None
+) -> np.ndarray:
+    """The map id of every trie node (``DEAD_MAP`` below a dead prefix)."""
+    classes = dfa.num_classes
+    flat_transitions = dfa.transitions.astype(np.int64).ravel()
+    node_class = dfa.byte_class.astype(np.int64)[trie.node_byte]
+    parents = trie.node_parent
+    node_map = np.full(trie.num_nodes, DEAD_MAP, dtype=np.int64)
+    node_map[0] = IDENTITY_MAP
+    known: dict[int, int] = {}
+    for depth in range(1, trie.max_depth + 1):
+        low, high = trie.level(depth)
+        parent_map = node_map[parents[low:high]]
+        live = np.flatnonzero(parent_map != DEAD_MAP)
+        if len(live) == 0:
+            break
+        keys = parent_map[live] * classes + node_class[low + live]
+        unique_keys, inverse = np.unique(keys, return_inverse=True)
+        key_list = unique_keys.tolist()
+        ids = np.array([known.get(key, -1) for key in key_list], dtype=np.int64)
+        missing = np.flatnonzero(ids < 0)
+        if len(missing):
+            pair_keys = unique_keys[missing]
+            ids[missing] = _compose(
+                maps, flat_transitions, classes, pair_keys // classes, pair_keys % classes
+            )
+            known.update(zip(pair_keys.tolist(), ids[missing].tolist(), strict=True))
+        node_map[low + live] = ids[inverse]
+        if on_level is not None:
+            on_level(high / trie.num_nodes)
+    return node_map
+
+
+def _compose(
+    maps: _MapStore, flat_transitions: np.ndarray, classes: int, map_ids: np.ndarray, byte_classes: np.ndarray
+) -> np.ndarray:
+    """Ids of the maps ``s -> transitions[map(s), byte_class]`` for each (map, byte class) pair."""
+    batch = max(1, GATHER_CELLS_PER_BATCH // max(maps.num_states, 1))
+    ids = np.empty(len(map_ids), dtype=np.int64)
+    for first in range(0, len(map_ids), batch):
+        chunk = slice(first, first + batch)
+        sources = maps.rows(map_ids[chunk]).astype(np.int64)
+        composed = flat_transitions[sources * classes + byte_classes[chunk, None]]
+        ids[chunk] = maps.add(composed.astype(maps.dtype))
+    return ids
+
+
+class _MapStore:
+    """Distinct state maps (``int -> int`` arrays over all states), each stored once as a row."""
+
+    def __init__(self, num_states: int, max_cells: int) -> None:
+        self.num_states = num_states
+        self.dtype = state_dtype(num_states)
+        self.max_cells = max_cells
+        self._matrix = np.zeros((64, num_states), dtype=self.dtype)
+        self._matrix[IDENTITY_MAP] = np.arange(num_states)
+        self.count = 2
+        weights = np.random.default_rng(0).integers(1, 1 << 62, size=num_states, dtype=np.uint64)
+        self._weights = weights | np.uint64(1)
+        self._by_hash: dict[int, list[int]] = {}
+        for map_id in (DEAD_MAP, IDENTITY_MAP):
+            self._by_hash.setdefault(self._hashes(self._matrix[map_id : map_id + 1])[0], []).append(map_id)
+
+    def rows(self, map_ids: np.ndarray) -> np.ndarray:
+        return self._matrix[map_ids]
+
+    def _hashes(self, rows: np.ndarray) -> list[int]:
+        return (rows.astype(np.uint64) * self._weights).sum(axis=1, dtype=np.uint64).tolist()
+
+    def add(self, rows: np.ndarray) -> np.ndarray:
+        """The id of each row, storing the rows not seen before."""
+        ids = np.empty(len(rows), dtype=np.int64)
+        for index, digest in enumerate(self._hashes(rows)):
+            row = rows[index]
+            candidates = self._by_hash.setdefault(digest, [])
+            for candidate in candidates:
+                if np.array_equal(self._matrix[candidate], row):
+                    ids[index] = candidate
+                    break
+            else:
+                ids[index] = self._append(row)
+                candidates.append(int(ids[index]))
+        return ids
+
+    def _append(self, row: np.ndarray) -> int:
+        if self.count == len(self._matrix):
+            if self.count * self.num_states > self.max_cells:
+                raise _too_many_cells(self.num_states, self.count, self.max_cells)
+            grown = np.zeros((2 * self.count, self.num_states), dtype=self.dtype)
+            grown[: self.count] = self._matrix
+            self._matrix = grown
+        self._matrix[self.count] = row
+        self.count += 1
+        return self.count - 1
+
+
+def _too_many_cells(states: int, maps: int, max_cells: int) -> LimitError:
+    return LimitError(
+        "max_table_cells",
+        max_cells,
+        f"the token table needs {states} states x {maps} distinct token behaviours "
+        "(more than the table may hold)",
+    )
