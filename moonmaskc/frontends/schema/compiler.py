@@ -376,6 +376,19 @@ class _Walk:
         views = [self.branch_view(base, b, w) for b, w in zip(branches, wheres, strict=True)]
         if all(_surely_disjoint(x, y, self) for x, y in itertools.combinations(views, 2)):
             return ir.alt(*(self.with_base(base, b, w) for b, w in zip(branches, wheres, strict=True)))
+        types = type_set(base)
+        if types is None or ("object" in types and len(types) > 1):
+            # Objects told apart by a discriminating property; the other types by a product.
+            as_objects = [merge(v, {"type": ["object"]})[0] for v in views]
+            if all(_surely_disjoint(x, y, self) for x, y in itertools.combinations(as_objects, 2)):
+                object_base, _ = merge(base, {"type": ["object"]})
+                others = sorted((types or {*ALL_TYPES, "integer"}) - {"object"})
+                other_base, _ = merge(base, {"type": others})
+                assert isinstance(object_base, dict) and isinstance(other_base, dict)
+                objects = ir.alt(
+                    *(self.with_base(object_base, b, w) for b, w in zip(branches, wheres, strict=True))
+                )
+                return ir.alt(objects, self.one_of(other_base, branches, where))
         saved_flags, saved_budget = self.flags, self.budget_end
         self.flags = _Flags()
         if self.budget_end is None:
@@ -711,6 +724,9 @@ def _surely_disjoint(a: Any, b: Any, walk: _Walk, depth: int = 0) -> bool:
         widen = lambda t: t | {"integer"} if "number" in t else t  # noqa: E731
         if not widen(types_a) & widen(types_b):
             return True
+    # A discriminating property only separates objects: both sides must admit objects only.
+    if types_a != {"object"} or types_b != {"object"}:
+        return False
     props_a, props_b = a.get("properties", {}), b.get("properties", {})
     common = set(a.get("required", [])) & set(b.get("required", []))
     for key in common:

@@ -1,0 +1,173 @@
+"""Keyword by keyword, the compiled DFA agrees exactly with jsonschema on canonical serializations:
+a canonical serialization (compact, declared key order, canonical strings and numbers) is accepted
+if and only if jsonschema says the value is valid (hypothesis-generated values, depth <= 2)."""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator, FormatChecker
+
+from moonmaskc import ir
+from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.frontends.schema import compile_schema_ir
+from moonmaskc.frontends.schema.canonical import serialize
+from tests.schema_suite_report import declared_order
+
+INT = {"type": "integer"}
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "optional_properties": {"properties": {k: INT for k in "abcd"}, "additionalProperties": False},
+    "required_and_extras": {
+        "properties": {"a": {"type": "string"}, "b": INT, "c": {"type": "null"}},
+        "required": ["b"],
+        "additionalProperties": {"type": "boolean"},
+    },
+    "property_counts": {
+        "type": "object",
+        "properties": {"a": INT, "b": INT, "c": INT},
+        "additionalProperties": {"type": "null"},
+        "minProperties": 2,
+        "maxProperties": 3,
+    },
+    "string_length": {"type": "string", "minLength": 2, "maxLength": 3},
+    "pattern": {"type": "string", "pattern": "^a+\\\\?b?$|x\\n"},
+    "arrays": {
+        "type": "array",
+        "prefixItems": [INT, {"type": "string"}],
+        "items": {"type": "boolean"},
+        "minItems": 1,
+        "maxItems": 4,
+    },
+    "draft7_arrays": {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "items": [INT, {"type": "null"}],
+        "additionalItems": False,
+    },
+    "numbers": {"type": "number", "minimum": -2.5, "exclusiveMaximum": 7, "multipleOf": 0.5},
+    "one_of_overlap": {
+        "oneOf": [{"type": "integer", "minimum": 0, "maximum": 10}, {"type": "integer", "minimum": 5}]
+    },
+    "one_of_discriminated": {
+        "oneOf": [
+            {"properties": {"k": {"const": "a"}, "v": INT}, "required": ["k"]},
+            {"properties": {"k": {"const": "b"}, "v": {"type": "string"}}, "required": ["k"]},
+        ]
+    },
+    "not": {"not": {"type": ["string", "null"]}},
+    "not_nested": {"type": "array", "items": {"not": {"type": "integer", "minimum": 0}}},
+    "if_then_else": {"type": "integer", "if": {"minimum": 10}, "then": {"multipleOf": 2}, "else": {"maximum": 3}},
+    "all_of_merge": {
+        "allOf": [
+            {"properties": {"a": INT}, "additionalProperties": False},
+            {"properties": {"a": {"minimum": 3}, "b": {}}},
+        ]
+    },
+    "all_of_intersect": {"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}, {"maxLength": 3}]},
+    "enum_const": {"enum": [1, "a", None, [1, "b"], {"a": 1, "b": [True]}], "not": {"const": "a"}},
+    "any_of_refs": {
+        "$defs": {"pos": {"type": "integer", "minimum": 1}, "word": {"type": "string", "maxLength": 2}},
+        "anyOf": [{"$ref": "#/$defs/pos"}, {"$ref": "#/$defs/word"}, {"type": "array", "maxItems": 0}],
+    },
+    "anchor": {"$defs": {"x": {"$anchor": "small", "maximum": 3, "type": "integer"}}, "$ref": "#small"},
+}
+
+_text = st.text(alphabet=st.sampled_from(list("ab\\\"\n\x01é😀x ")), max_size=4)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-12, 12),
+    st.integers(-30, 30).map(lambda n: n / 4),
+    _text,
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(list("abcdkvx")), inner, max_size=4),
+    ),
+    max_leaves=6,
+)
+
+_compiled: dict[str, DFA] = {}
+
+
+def _dfa(name: str) -> DFA:
+    if name not in _compiled:
+        _compiled[name] = compile_ir(compile_schema_ir(SCHEMAS[name]).node)
+    return _compiled[name]
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_values)
+def test_accepts_exactly_the_valid_values(name: str, value: Any) -> None:
+    schema = SCHEMAS[name]
+    validator_class = Draft202012Validator
+    if "draft-07" in schema.get("$schema", ""):
+        from jsonschema import Draft7Validator
+
+        validator_class = Draft7Validator  # type: ignore[assignment]
+    valid = validator_class(schema, format_checker=FormatChecker()).is_valid(value)
+    text = serialize(declared_order(value, schema, schema))
+    assert _dfa(name).accepts(text.encode("utf-8")) == valid, (text, valid)
+
+
+def test_recursion_unrolls_to_max_depth() -> None:
+    schema = {"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"}
+    result = compile_schema_ir(schema)
+    assert result.notes["refs_unrolled"] == ["#/$defs/t"]
+    dfa = compile_ir(result.node)
+    assert dfa.accepts(b"[[[]]]") and dfa.accepts(b"[[],[[]]]")
+    assert not dfa.accepts(b"[[[[]]]]")  # deeper than max_depth: rejected, never wrongly accepted
+
+
+def test_many_optional_properties_stay_linear() -> None:
+    sizes = {}
+    for n in (30, 60):
+        schema = {"properties": {f"p{i}": {"type": "boolean"} for i in range(n)}, "additionalProperties": False}
+        result = compile_schema_ir(schema)
+        dfa = compile_ir(result.node)
+        sizes[n] = (ir.size(result.node), dfa.num_states)
+    assert dfa.accepts(b'{"p3":true,"p59":false}') and not dfa.accepts(b'{"p59":false,"p3":true}')
+    assert not dfa.accepts(b'{,"p3":true}') and not dfa.accepts(b'{"p3":true,}') and dfa.accepts(b"{}")
+    assert sizes[60][0] < 2.2 * sizes[30][0] and sizes[60][1] < 2.2 * sizes[30][1]
+
+
+def test_string_escapes_and_length_in_code_points() -> None:
+    dfa = compile_ir(compile_schema_ir({"type": "string", "minLength": 2, "maxLength": 2}).node)
+    for good in ['"\\n😀"', '"\\"\\\\"', '"\\u001fé"']:
+        assert dfa.accepts(good.encode()), good
+    for bad in ['"\\/x"', '"\\u0041x"', '"😀"', '"abc"', '"\x01a"']:
+        assert not dfa.accepts(bad.encode()), bad
+
+
+@pytest.mark.parametrize("policy", ["compact", "flexible", "any"])
+def test_whitespace_policies(policy: str) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": INT}}}
+    dfa = compile_ir(compile_schema_ir(schema, whitespace=policy).node)
+    value = {"a": [1, 2]}
+    assert dfa.accepts(json.dumps(value, separators=(",", ":")).encode())
+    assert dfa.accepts(json.dumps(value, indent=2).encode()) == (policy != "compact")
+    assert dfa.accepts(b'{"a":[1,\t2]}') == (policy == "any")
+    runaway = b'{"a":[1,' + b" " * 41 + b"2]}"
+    assert dfa.accepts(runaway) == (policy == "any")
+    assert not dfa.accepts(b' {"a":[]}')
+
+
+def test_notes_show_bounds() -> None:
+    notes = compile_schema_ir({"type": "string"}, whitespace="flexible").notes
+    assert "flexible" in notes["whitespace"] and notes["max_depth"] == 3
+    assert set(string.ascii_letters) & set(notes["whitespace"])
