@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -383,7 +384,7 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-    console = Console()
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     records, summary = evaluate(args.model, strategies, modes, chosen, args.max_new_tokens, console)
     console.print(detail_table(records))
     console.print(summary_table(records, strategies, modes, len(chosen)))
