@@ -352,11 +352,50 @@ _MOORE_CELLS = 4096
 _MOORE_ROUNDS = 3
 
 
-def _seed_partition(accepting: Sequence[bool], distance: Sequence[int]) -> list[int]:
-    """Blocks by (accepting, distance to acceptance): equivalent states always agree on both, and
-    the dead state (distance -1, in a pruned DFA the only one) is alone in its block."""
-    ids: dict[tuple[bool, int], int] = {}
-    return [ids.setdefault(key, len(ids)) for key in zip(accepting, distance, strict=True)]
+def _longest_words(rows: Sequence[Sequence[int]]) -> list[int]:
+    """For each live state of a pruned DFA, the length of its longest completion, or -1 when there
+    is none because a cycle is reachable (completions are then unbounded); -1 for the dead state.
+
+    Kahn's algorithm from the states without live successors, backwards.
+    """
+    n = len(rows)
+    predecessors: list[list[int]] = [[] for _ in range(n)]
+    pending = [0] * n
+    for source in range(1, n):
+        successors = set(rows[source])
+        successors.discard(0)
+        pending[source] = len(successors)
+        for target in successors:
+            predecessors[target].append(source)
+    longest = [-1] * n
+    ready = [s for s in range(1, n) if not pending[s]]
+    for s in ready:
+        longest[s] = 0
+    for t in ready:  # grows while it is walked
+        step = longest[t] + 1
+        for s in predecessors[t]:
+            if longest[s] < step:
+                longest[s] = step
+            pending[s] -= 1
+            if not pending[s]:
+                ready.append(s)
+    for s in range(1, n):
+        if pending[s]:
+            longest[s] = -1
+    return longest
+
+
+def _seed_partition(tables: _Tables) -> list[int]:
+    """Blocks by what equivalent states always share: acceptance, shortest and longest completion
+    and the classes that lead to a live state. The dead state (distance -1; in a pruned DFA the
+    only one) is alone in its block."""
+    ids: dict[tuple[bool, int, int, tuple[bool, ...]], int] = {}
+    return [
+        ids.setdefault((accepting, distance, longest, tuple(map(bool, row))), len(ids))
+        for accepting, distance, longest, row in zip(
+            tables.accepting, tables.distance, _longest_words(tables.rows), tables.rows, strict=True
+        )
+    ]
 
 
 def _moore_blocks(rows: Sequence[Sequence[int]], block_of: list[int]) -> tuple[list[int], bool]:
@@ -436,7 +475,7 @@ def _hopcroft_blocks(transitions: Sequence[Sequence[int]], seed: Sequence[int]) 
 def _coarsest_partition(tables: _Tables) -> list[int]:
     """Block of every state in the coarsest partition compatible with acceptance and transitions."""
     rows = tables.rows
-    block_of = _seed_partition(tables.accepting, tables.distance)
+    block_of = _seed_partition(tables)
     if len(rows) * len(rows[0]) <= _MOORE_CELLS:
         block_of, stable = _moore_blocks(rows, block_of)
         if stable:

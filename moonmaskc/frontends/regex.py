@@ -145,6 +145,11 @@ _ALL_NON_ASCII = utf8.normalize([(0x80, utf8.MAX_CODE_POINT)])
 def _code_points_node(ranges: Ranges) -> ir.Node:
     """``utf8.codepoints(ranges)``, with the two common shapes (ASCII only; ASCII plus every
     non-ASCII character, as in a negated ASCII class) built from one byte set and a constant."""
+    if all(hi < 0x80 for _, hi in ranges):
+        ascii_mask = 0
+        for lo, hi in ranges:
+            ascii_mask |= ir.range_mask(lo, hi)
+        return ir.byte_set(ascii_mask)
     ranges = utf8.normalize(ranges)
     split = 0
     while split < len(ranges) and ranges[split][1] < 0x80:
@@ -209,7 +214,7 @@ class _Parsed:
 def parse(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "python") -> FrontendResult:
     """The language of the strings that ``pattern`` matches whole (full match), as byte IR."""
     parsed = _parse(pattern, limits, _flavor(flavor))
-    node = ir.alt(*(branch.node for branch in parsed.branches))
+    node = _alternation(parsed.branches)
     notes = {"flavor": flavor, "named_groups": parsed.named_groups}
     return FrontendResult(node=node, notes=notes)
 
@@ -299,8 +304,11 @@ class _IRBuilder(Transformer[Token, Any]):
         branch.items.append(ir.repeat(children[1], low, high))
         return branch
 
+    def concat(self, children: list[_Branch]) -> _Branch:
+        return children[0]
+
     def double_quantifier(self, children: list[Any]) -> _Branch:
-        token: Token = children[3]
+        token: Token = children[1]
         raise _source_error(
             f"quantifier '{token}' follows another quantifier; wrap the first in (?:...)", _start(token)
         )
@@ -321,9 +329,6 @@ class _IRBuilder(Transformer[Token, Any]):
             branch.anchor_position = position
         return branch
 
-    def atom(self, children: list[ir.Node]) -> ir.Node:
-        return children[0]
-
     def group(self, children: list[Any]) -> ir.Node:
         branches: list[_Branch] = children[1]
         for branch in branches:
@@ -334,7 +339,7 @@ class _IRBuilder(Transformer[Token, Any]):
                     "or of a top-level alternative",
                     branch.anchor_position,
                 )
-        return ir.alt(*(branch.node for branch in branches))
+        return _alternation(branches)
 
     def group_open(self, children: list[Token]) -> Token:
         return children[0]
@@ -370,6 +375,8 @@ class _IRBuilder(Transformer[Token, Any]):
             if len(item) == 1:
                 code_point = _checked_code_point(ord(item), item, position)
                 ranges.append((code_point, code_point))
+            elif len(item) == 3 and item[0] != "\\" and item[2] != "\\" and item[0] < item[2] < "\ud800":
+                ranges.append((ord(item[0]), ord(item[2])))  # a plain range like a-z: nothing to check
             elif escape.fullmatch(item):
                 ranges.extend(_escape_ranges(item, position, in_class=True))
             else:
@@ -416,6 +423,17 @@ class _IRBuilder(Transformer[Token, Any]):
         raise _unsupported(
             f"backreference '{token}'", "a backreference is not a regular language", _start(token)
         )
+
+
+def _alternation(branches: list[_Branch]) -> ir.Node:
+    """``ir.alt`` of the branches; a lone branch that is a non-empty sequence is its own
+    alternation, which saves ``ir.alt`` hashing the whole subtree."""
+    if len(branches) == 1:
+        node = branches[0].node
+        if isinstance(node, ir.Seq) and node.items:
+            return node
+        return ir.alt(node)
+    return ir.alt(*(branch.node for branch in branches))
 
 
 def _text_node(text: str, position: int) -> ir.Node:
