@@ -15,7 +15,10 @@ from moonmaskc.integrations.hf_models import SMOLLM2_INSTALL, smollm2_gguf_path
 from moonmaskc.vocabulary import load_vocabulary
 from tests.conftest import data_path
 
-gguf = pytest.importorskip("gguf")
+
+def gguf_package() -> Any:
+    """The ``gguf`` package (writer and reference reader), or a skip: only some tests need it."""
+    return pytest.importorskip("gguf")
 
 
 def same_vocabulary(left: Any, right: Any) -> None:
@@ -39,6 +42,7 @@ def test_smollm2_gguf_vocabulary_equals_its_tokenizer_json() -> None:
 
 def write_gguf(path: Path, fields: dict[str, tuple[str, Any]], big_endian: bool = False) -> None:
     """A GGUF file holding ``fields`` (name -> (GGUFWriter add_* method, value)) and no tensors."""
+    gguf = gguf_package()
     endian = gguf.GGUFEndian.BIG if big_endian else gguf.GGUFEndian.LITTLE
     writer = gguf.GGUFWriter(str(path), arch="llama", endianess=endian)
     for name, (method, value) in fields.items():
@@ -73,7 +77,7 @@ def test_metadata_reader_agrees_with_the_gguf_package(tmp_path: Path, big_endian
     path = tmp_path / "sample.gguf"
     write_gguf(path, SAMPLE_FIELDS, big_endian=big_endian)
     ours = read_gguf_metadata(path)
-    reader = gguf.GGUFReader(str(path), "r")
+    reader = gguf_package().GGUFReader(str(path), "r")
     theirs = {name: field.contents() for name, field in reader.fields.items() if not name.startswith("GGUF.")}
     # gguf's contents() flattens arrays of arrays; the written values below are the oracle for those.
     assert {k: v for k, v in ours.items() if k != "test.nested"} == {
