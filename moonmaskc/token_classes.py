@@ -88,12 +88,13 @@ def _compose_over_trie(
 ) -> np.ndarray:
     """The map id of every trie node (``DEAD_MAP`` below a dead prefix)."""
     classes = dfa.num_classes
-    flat_transitions = dfa.transitions.astype(np.int64).ravel()
+    columns = np.ascontiguousarray(dfa.transitions.T).astype(maps.dtype)
     node_class = dfa.byte_class.astype(np.int64)[trie.node_byte]
     parents = trie.node_parent
     node_map = np.full(trie.num_nodes, DEAD_MAP, dtype=np.int64)
     node_map[0] = IDENTITY_MAP
-    known: dict[int, int] = {}
+    known_keys = np.zeros(0, dtype=np.int64)  # sorted (map * classes + byte class) pairs seen so far
+    known_ids = np.zeros(0, dtype=np.int64)
     for depth in range(1, trie.max_depth + 1):
         low, high = trie.level(depth)
         parent_map = node_map[parents[low:high]]
@@ -102,15 +103,17 @@ def _compose_over_trie(
             break
         keys = parent_map[live] * classes + node_class[low + live]
         unique_keys, inverse = np.unique(keys, return_inverse=True)
-        key_list = unique_keys.tolist()
-        ids = np.array([known.get(key, -1) for key in key_list], dtype=np.int64)
-        missing = np.flatnonzero(ids < 0)
+        position = np.minimum(np.searchsorted(known_keys, unique_keys), max(len(known_keys) - 1, 0))
+        seen = known_keys[position] == unique_keys if len(known_keys) else np.zeros(len(unique_keys), bool)
+        ids = np.where(seen, known_ids[position] if len(known_ids) else 0, -1)
+        missing = np.flatnonzero(~seen)
         if len(missing):
             pair_keys = unique_keys[missing]
-            ids[missing] = _compose(
-                maps, flat_transitions, classes, pair_keys // classes, pair_keys % classes
-            )
-            known.update(zip(pair_keys.tolist(), ids[missing].tolist(), strict=True))
+            ids[missing] = _compose(maps, columns, pair_keys // classes, pair_keys % classes)
+            known_keys = np.concatenate([known_keys, pair_keys])
+            known_ids = np.concatenate([known_ids, ids[missing]])
+            order = np.argsort(known_keys, kind="stable")
+            known_keys, known_ids = known_keys[order], known_ids[order]
         node_map[low + live] = ids[inverse]
         if on_level is not None:
             on_level(high / trie.num_nodes)
@@ -118,16 +121,15 @@ def _compose_over_trie(
 
 
 def _compose(
-    maps: _MapStore, flat_transitions: np.ndarray, classes: int, map_ids: np.ndarray, byte_classes: np.ndarray
+    maps: _MapStore, columns: np.ndarray, map_ids: np.ndarray, byte_classes: np.ndarray
 ) -> np.ndarray:
-    """Ids of the maps ``s -> transitions[map(s), byte_class]`` for each (map, byte class) pair."""
-    batch = max(1, GATHER_CELLS_PER_BATCH // max(maps.num_states, 1))
+    """Ids of the maps ``s -> transitions[map(s), byte_class]`` for each (map, byte class) pair;
+    ``columns[c]`` is the transition column of byte class ``c``."""
     ids = np.empty(len(map_ids), dtype=np.int64)
+    batch = max(1, GATHER_CELLS_PER_BATCH // max(maps.num_states, 1))
     for first in range(0, len(map_ids), batch):
-        chunk = slice(first, first + batch)
-        sources = maps.rows(map_ids[chunk]).astype(np.int64)
-        composed = flat_transitions[sources * classes + byte_classes[chunk, None]]
-        ids[chunk] = maps.add(composed.astype(maps.dtype))
+        pairs = slice(first, first + batch)
+        ids[pairs] = maps.add(columns[byte_classes[pairs, None], maps.rows(map_ids[pairs])])
     return ids
 
 
@@ -141,31 +143,23 @@ class _MapStore:
         self._matrix = np.zeros((64, num_states), dtype=self.dtype)
         self._matrix[IDENTITY_MAP] = np.arange(num_states)
         self.count = 2
-        weights = np.random.default_rng(0).integers(1, 1 << 62, size=num_states, dtype=np.uint64)
-        self._weights = weights | np.uint64(1)
-        self._by_hash: dict[int, list[int]] = {}
-        for map_id in (DEAD_MAP, IDENTITY_MAP):
-            self._by_hash.setdefault(self._hashes(self._matrix[map_id : map_id + 1])[0], []).append(map_id)
+        self._ids = {
+            self._matrix[DEAD_MAP].tobytes(): DEAD_MAP,
+            self._matrix[IDENTITY_MAP].tobytes(): IDENTITY_MAP,
+        }
 
     def rows(self, map_ids: np.ndarray) -> np.ndarray:
         return self._matrix[map_ids]
 
-    def _hashes(self, rows: np.ndarray) -> list[int]:
-        return (rows.astype(np.uint64) * self._weights).sum(axis=1, dtype=np.uint64).tolist()
-
     def add(self, rows: np.ndarray) -> np.ndarray:
         """The id of each row, storing the rows not seen before."""
         ids = np.empty(len(rows), dtype=np.int64)
-        for index, digest in enumerate(self._hashes(rows)):
-            row = rows[index]
-            candidates = self._by_hash.setdefault(digest, [])
-            for candidate in candidates:
-                if np.array_equal(self._matrix[candidate], row):
-                    ids[index] = candidate
-                    break
-            else:
-                ids[index] = self._append(row)
-                candidates.append(int(ids[index]))
+        for index, row in enumerate(rows):
+            key = row.tobytes()
+            found = self._ids.get(key)
+            if found is None:
+                found = self._ids[key] = self._append(row)
+            ids[index] = found
         return ids
 
     def _append(self, row: np.ndarray) -> int:

@@ -24,6 +24,7 @@ Only numpy is imported here: the runtime reads tables through ``TokenTable.from_
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -172,10 +173,9 @@ class TokenTable:
         allowed_classes = np.packbits(self.class_next != 0, axis=1)
         if not np.array_equal(allowed_classes, allowed_classes[first_state[self.state_row]]):
             raise ValueError("states that share a mask row allow different tokens")
-        for chunk in _chunks(rows, max(1, DENSE_CELLS_PER_CHUNK // max(self.vocab_size, 1))):
-            allowed = self.class_next[first_state[chunk]][:, self.token_class] != 0
-            if not np.array_equal(_pack_rows(allowed, words), self.mask_rows[chunk]):
-                raise ValueError("mask rows disagree with the next-state table")
+        expected = _mask_rows(self.class_next[first_state] != 0, self.token_class)
+        if not np.array_equal(expected, self.mask_rows):
+            raise ValueError("mask rows disagree with the next-state table")
 
 
 def _chunks(total: int, size: int) -> list[slice]:
@@ -223,19 +223,43 @@ def build_token_table(
         max_cells=max_cells,
     )
     state_row, representatives = _distinct_rows(classes.class_next != 0)
-    words = (vocabulary.size + 31) // 32
-    mask_rows = np.zeros((len(representatives), words), dtype=np.uint32)
-    for chunk in _chunks(len(representatives), max(1, DENSE_CELLS_PER_CHUNK // max(vocabulary.size, 1))):
-        allowed = classes.class_next[representatives[chunk]][:, classes.token_class] != 0
-        mask_rows[chunk] = _pack_rows(allowed, words)
+    mask_rows = _mask_rows(classes.class_next[representatives] != 0, classes.token_class)
     report(num_states, num_states)
     return TokenTable(
         mask_rows=mask_rows,
         state_row=state_row,
         token_class=classes.token_class,
         class_next=classes.class_next,
-        vocab_arrays=vocabulary.to_arrays(),
+        vocab_arrays=_vocabulary_arrays(vocabulary),
     )
+
+
+_VOCABULARY_ARRAYS: weakref.WeakKeyDictionary[Vocabulary, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def _vocabulary_arrays(vocabulary: Vocabulary) -> dict[str, np.ndarray]:
+    """``vocabulary.to_arrays()``, computed once per vocabulary object and shared read-only."""
+    arrays = _VOCABULARY_ARRAYS.get(vocabulary)
+    if arrays is None:
+        arrays = vocabulary.to_arrays()
+        for array in arrays.values():
+            array.flags.writeable = False
+        _VOCABULARY_ARRAYS[vocabulary] = arrays
+    return dict(arrays)
+
+
+def _mask_rows(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.ndarray:
+    """Packed masks (uint32[rows, words]) of rows given as allowed classes (bool[rows, classes])."""
+    vocab_size = len(token_class)
+    words = (vocab_size + 31) // 32
+    padded_class = np.zeros(words * 32, dtype=np.intp)  # the padding bits take class 0: never allowed
+    padded_class[:vocab_size] = token_class
+    rows = len(allowed_classes)
+    mask_rows = np.empty((rows, words), dtype=np.uint32)
+    for chunk in _chunks(rows, max(1, DENSE_CELLS_PER_CHUNK // (words * 32))):
+        allowed = np.take(allowed_classes[chunk], padded_class, axis=1)
+        mask_rows[chunk] = np.packbits(allowed, axis=1, bitorder="little").view("<u4")
+    return mask_rows
 
 
 def _distinct_rows(allowed_classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -248,10 +272,3 @@ def _distinct_rows(allowed_classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     return rank[inverse.ravel()].astype(np.int32), first_state[order]
-
-
-def _pack_rows(allowed: np.ndarray, words: int) -> np.ndarray:
-    """bool[n, vocab] -> uint32[n, words], token i at bit i % 32 of word i // 32."""
-    padded = np.zeros((allowed.shape[0], words * 32), dtype=bool)
-    padded[:, : allowed.shape[1]] = allowed
-    return np.packbits(padded, axis=1, bitorder="little").view("<u4").astype(np.uint32)

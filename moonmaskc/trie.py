@@ -14,6 +14,7 @@ list the tokens ending at each node (several when tokens share their bytes, as S
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,18 +107,25 @@ def build_trie(vocabulary: Vocabulary) -> ByteTrie:
     )
 
 
+_LOADED: weakref.WeakKeyDictionary[Vocabulary, ByteTrie] = weakref.WeakKeyDictionary()
+
+
 def trie_for(vocabulary: Vocabulary, use_cache: bool = True) -> ByteTrie:
-    """The trie of ``vocabulary``, from the disk cache when a valid copy is there."""
+    """The trie of ``vocabulary``: kept in memory for as long as the ``Vocabulary`` object lives
+    (repeated compiles with one loaded vocabulary pay nothing), else from the disk cache when a
+    valid copy is there, else built and cached."""
     if not use_cache:
         return build_trie(vocabulary)
+    trie = _LOADED.get(vocabulary)
+    if trie is not None:
+        return trie
     path = cache_path("trie", vocabulary.fingerprint)
     arrays = read_cached_arrays(path)
-    if arrays is not None:
-        trie = _trie_from_arrays(arrays, vocabulary)
-        if trie is not None:
-            return trie
-    trie = build_trie(vocabulary)
-    write_cached_arrays(path, trie.to_arrays())
+    trie = _trie_from_arrays(arrays, vocabulary) if arrays is not None else None
+    if trie is None:
+        trie = build_trie(vocabulary)
+        write_cached_arrays(path, trie.to_arrays())
+    _LOADED[vocabulary] = trie
     return trie
 
 
