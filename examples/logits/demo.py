@@ -19,7 +19,9 @@ and after, and how many tokens the rule allowed.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +64,13 @@ def decode_steps(
     steps: list[dict[str, Any]] = []
     state: int | None = guide.start()
     ids = torch.tensor([prompt])
+    # transformers 5 renamed past_key_values to cache; take whichever this model's forward has
+    cache_name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
     past = None
     with torch.no_grad():
         for step in range(max_tokens):
-            output = model(input_ids=ids, past_key_values=past, use_cache=True)
-            past = output.past_key_values
+            output = model(input_ids=ids, use_cache=True, **{cache_name: past})
+            past = getattr(output, cache_name)
             logits = output.logits[0, -1, : guide.vocab_size].float()
             raw = logits.numpy()
             best = int(raw.argmax())
@@ -156,7 +160,7 @@ def main() -> None:
     parser.add_argument("--finish-after", type=int, default=8, help="greedy+finish: plain greedy steps first")
     parser.add_argument("--out", type=Path, default=Path("steps.json"))
     args = parser.parse_args()
-    console = Console()
+    console = Console() if sys.stdout.isatty() else Console(width=140)
     schema = json.loads(args.schema.read_text(encoding="utf-8"))
     model, tokenizer = load_causal_lm(args.model)
     vocabulary = model_vocabulary(args.model, tokenizer)
