@@ -293,12 +293,13 @@ def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
     if start == len(sets):
         sets.append(start_set)
     rows: list[list[int]] = [[0] * num_classes]
-    classes = range(num_classes)
     index = 1
     while index < len(sets):
         members = sets[index]
         index += 1
-        successors: list[set[int] | None] = [None] * num_classes
+        # Per class, the union of the target closures; a single contribution stays the closure
+        # itself (a frozenset whose hash is already cached), so most classes build no new set.
+        successors: dict[int, frozenset[int]] = {}
         for s in members:
             edges = class_edges.get(s)
             if edges is None:
@@ -307,29 +308,29 @@ def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
                 ]
             for first, last, targets in edges:
                 for cls in range(first, last + 1):
-                    bucket = successors[cls]
+                    bucket = successors.get(cls)
                     if bucket is None:
-                        successors[cls] = set(targets)
-                    else:
-                        bucket |= targets
+                        successors[cls] = targets
+                    elif bucket is not targets:
+                        successors[cls] = bucket | targets
         row = [0] * num_classes
-        for cls in classes:
-            bucket = successors[cls]
-            if bucket:
-                key = frozenset(bucket)
-                target = ids.get(key)
-                if target is None:
-                    target = len(sets)
-                    if target > limits.max_states:
-                        raise LimitError(
-                            "max_states",
-                            limits.max_states,
-                            f"the DFA needs more than {limits.max_states} states",
-                            flag="--max-states",
-                        )
-                    ids[key] = target
-                    sets.append(key)
-                row[cls] = target
+        for cls in sorted(successors):  # new states numbered in class order
+            key = successors[cls]
+            if not key:
+                continue
+            target = ids.get(key)
+            if target is None:
+                target = len(sets)
+                if target > limits.max_states:
+                    raise LimitError(
+                        "max_states",
+                        limits.max_states,
+                        f"the DFA needs more than {limits.max_states} states",
+                        flag="--max-states",
+                    )
+                ids[key] = target
+                sets.append(key)
+            row[cls] = target
         rows.append(row)
     final = nfa.final
     accepting = [final in members for members in sets]

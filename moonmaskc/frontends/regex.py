@@ -34,6 +34,7 @@ worth knowing:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
@@ -41,6 +42,7 @@ from typing import Any
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.lexer import Lexer
 
 from moonmaskc import ir, utf8
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
@@ -96,12 +98,43 @@ def _flavor(name: str) -> Flavor:
         raise ValueError(f"unknown regex flavor {name!r}: choose one of {', '.join(FLAVORS)}") from None
 
 
+class _Lexer(Lexer):
+    """Lark's basic lexer, lean: one master regex over the grammar's terminals, tried in Lark's
+    own order (priority, then longest possible match, then pattern length, then name), and tokens
+    that carry only their type, text and start position (the pattern is one line).
+
+    A contextual lexer is not needed: no two terminals can start the same text in different parser
+    states, so the token stream is the one Lark's lexers produce, and a token that the parser does
+    not expect becomes the same ``UnexpectedToken``.
+    """
+
+    def __init__(self, lexer_conf: Any) -> None:
+        terminals = sorted(
+            lexer_conf.terminals,
+            key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name),
+        )
+        self._names = [t.name for t in terminals]
+        self._master = re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terminals))
+
+    def lex(self, text: str) -> Iterator[Token]:  # type: ignore[override]
+        match = self._master.match
+        position = 0
+        end = len(text)
+        while position < end:
+            found = match(text, position)
+            if found is None:
+                raise UnexpectedCharacters(text, position, 1, position + 1, allowed=set(self._names))
+            value = found.group()
+            yield Token(found.lastgroup, value, position)  # type: ignore[arg-type]
+            position += len(value)
+
+
 @cache
 def _parser() -> Lark:
     return Lark(
         grammar_text("regex.lark"),
         parser="lalr",
-        lexer="contextual",
+        lexer=_Lexer,
         transformer=_IRBuilder(),
         keep_all_tokens=True,
         maybe_placeholders=False,
