@@ -1,0 +1,320 @@
+"""moonmaskc against its peers (xgrammar, llguidance, outlines-core) on real JSON schemas, in one run.
+
+Takes: the example schemas (``examples/schemas``, or ``--schemas`` paths) and tokenizers from the
+shared data folder (``$MOONMASKC_DATA``, default ``../shared/data``); needs the optional ``bench``
+packages (outlines-core, xgrammar, llguidance, transformers). Hands on: a rich table per
+tokenizer and schema with, for each engine, the compile time with the vocabulary already loaded
+(best of ``--repeat``, caches off), the per-step mask fill latency along a real token trace
+(p50, p99, max, in microseconds), the serialized size and the load time where the engine has an
+artifact, and the ratios moonmaskc / xgrammar and moonmaskc / outlines-core. ``--json FILE`` also
+writes the raw figures.
+
+The trace: a valid instance sampled from the moonmaskc guide (masked monkey sampling, fixed seed),
+encoded by the real tokenizer as a model would see it, then eos. Every engine is stepped along the
+same ids; an engine that rejects a token stops there (the table shows how many steps it took).
+
+Run: ``PYTHONPATH=. python benchmarks/peers.py [--tokenizers gpt2 llama3] [--schemas a.json ...]``
+Timings on a shared machine are noisy (maxima especially: a 4 ms spike is a scheduler time slice).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import json
+import os
+import pickle
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import moonmaskc
+from moonmaskc.runtime import Guide, load
+from moonmaskc.vocabulary import Vocabulary, load_vocabulary
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("MOONMASKC_DATA", ROOT.parent / "shared" / "data"))
+DEFAULT_SCHEMAS = [ROOT / "examples" / "schemas" / f"{name}.json" for name in ("user", "order", "tool_call")]
+Figures = dict[str, Any]
+
+
+@contextmanager
+def no_gc() -> Iterator[None]:
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def best_of(repeat: int, action: Callable[[], Any]) -> tuple[float, Any]:
+    """The fastest of ``repeat`` runs, in milliseconds, and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = action()
+        best = min(best, time.perf_counter() - started)
+    return best * 1000, result
+
+
+def latency_figures(latencies: list[float], steps: int, trace_length: int) -> Figures:
+    if not latencies:
+        return {"steps": f"0/{trace_length}"}
+    return {
+        "fill_p50_us": float(np.percentile(latencies, 50)),
+        "fill_p99_us": float(np.percentile(latencies, 99)),
+        "fill_max_us": float(np.max(latencies)),
+        "steps": f"{steps}/{trace_length}",
+    }
+
+
+def step_along(trace: list[int], fill: Callable[[], object], accept: Callable[[int], bool]) -> Figures:
+    """Fill the mask before each token of ``trace`` and accept it; microseconds per fill."""
+    latencies: list[float] = []
+    steps = 0
+    with no_gc():
+        for token in trace:
+            started = time.perf_counter_ns()
+            fill()
+            latencies.append((time.perf_counter_ns() - started) / 1000)
+            if not accept(token):
+                break
+            steps += 1
+    return latencies_with_steps(latencies, steps, len(trace))
+
+
+def latencies_with_steps(latencies: list[float], steps: int, trace_length: int) -> Figures:
+    return latency_figures(latencies, steps, trace_length)
+
+
+def valid_trace(guide: Guide, hf_tokenizer: Any, seed: int) -> tuple[str, list[int]]:
+    """A valid instance (masked monkey sample) and its ids under the real tokenizer, then eos."""
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        _, text, finished = guide.monkey(rng, 48)
+        if finished:
+            ids = hf_tokenizer.encode(text, add_special_tokens=False)
+            return text, [*ids, guide.eos]
+    raise RuntimeError("no finished sample to trace")
+
+
+def run_moonmaskc(schema: Any, vocabulary: Vocabulary, hf: Any, repeat: int) -> tuple[Figures, list[int]]:
+    compile_ms, artifact = best_of(repeat, lambda: moonmaskc.compile_schema(schema, tokenizer=vocabulary))
+    with tempfile.TemporaryDirectory() as folder:
+        path = artifact.save(Path(folder) / "guide.npz")
+        size = path.stat().st_size
+        load_ms, guide = best_of(repeat, lambda: load(path))
+    _, trace = valid_trace(guide, hf, seed=7)
+    bitmask = np.zeros((1, guide.bitmask_words), dtype=np.int32)
+    state = [guide.start()]
+
+    def accept(token: int) -> bool:
+        following = guide.advance(state[0], token)
+        if following is None:
+            return False
+        state[0] = following
+        return True
+
+    figures = step_along(trace, lambda: guide.fill_bitmask(state[0], bitmask, 0), accept)
+    return {"compile_ms": compile_ms, "size_kb": size / 1024, "load_ms": load_ms, **figures}, trace
+
+
+def run_xgrammar(schema: Any, hf: Any, vocab_size: int, trace: list[int], repeat: int) -> Figures:
+    import xgrammar
+
+    info = xgrammar.TokenizerInfo.from_huggingface(hf, vocab_size=vocab_size)
+    compiler = xgrammar.GrammarCompiler(info, cache_enabled=False)
+    text = json.dumps(schema)
+    compile_ms, compiled = best_of(repeat, lambda: compiler.compile_json_schema(text))
+    serialized = compiled.serialize_json()
+    load_ms, _ = best_of(repeat, lambda: xgrammar.CompiledGrammar.deserialize_json(serialized, info))
+    matcher = xgrammar.GrammarMatcher(compiled)
+    bitmask = xgrammar.allocate_token_bitmask(1, vocab_size)
+    figures = step_along(trace, lambda: matcher.fill_next_token_bitmask(bitmask), matcher.accept_token)
+    return {
+        "compile_ms": compile_ms,
+        "size_kb": len(serialized.encode()) / 1024,
+        "load_ms": load_ms,
+        **figures,
+    }
+
+
+def run_llguidance(schema: Any, hf: Any, vocab_size: int, trace: list[int], repeat: int) -> Figures:
+    import llguidance
+    import llguidance.hf
+    import llguidance.numpy
+
+    tokenizer = llguidance.hf.from_tokenizer(hf, n_vocab=vocab_size)
+    grammar = llguidance.LLMatcher.grammar_from_json_schema(schema)
+    bitmask = llguidance.numpy.allocate_token_bitmask(1, vocab_size)
+
+    def compile_and_first_mask() -> Any:
+        matcher = llguidance.LLMatcher(tokenizer, grammar)
+        llguidance.numpy.fill_next_token_bitmask(matcher, bitmask)
+        return matcher
+
+    compile_ms, _ = best_of(repeat, compile_and_first_mask)
+    matcher = llguidance.LLMatcher(tokenizer, grammar)
+    figures = step_along(
+        trace,
+        lambda: llguidance.numpy.fill_next_token_bitmask(matcher, bitmask),
+        lambda token: bool(matcher.consume_token(token)),
+    )
+    return {"compile_ms": compile_ms, **figures}
+
+
+def run_outlines(schema: Any, vocabulary: Vocabulary, trace: list[int], repeat: int) -> Figures:
+    import outlines_core
+    from outlines_core.json_schema import build_regex_from_schema
+
+    tokens: dict[bytes, list[int]] = {}
+    for token_id, data in enumerate(vocabulary.token_bytes):
+        if data and token_id != vocabulary.eos_id:
+            tokens.setdefault(data, []).append(token_id)
+    oc_vocabulary = outlines_core.Vocabulary(vocabulary.eos_id, tokens)
+    regex = build_regex_from_schema(json.dumps(schema))
+    compile_ms, index = best_of(min(repeat, 2), lambda: outlines_core.Index(regex, oc_vocabulary))
+    serialized = pickle.dumps(index)
+    load_ms, _ = best_of(repeat, lambda: pickle.loads(serialized))
+    guide = outlines_core.Guide(index)
+    words = (vocabulary.size + 31) // 32
+    bitmask = np.zeros(words, dtype=np.int32)
+    pointer = bitmask.ctypes.data
+
+    def accept(token: int) -> bool:
+        if token == vocabulary.eos_id:
+            return bool(guide.is_finished() or token in guide.get_tokens())
+        try:
+            guide.advance(token, return_tokens=False)
+        except (ValueError, RuntimeError):
+            return False
+        return True
+
+    figures = step_along(trace, lambda: guide.write_mask_into(pointer, words, 4), accept)
+    return {"compile_ms": compile_ms, "size_kb": len(serialized) / 1024, "load_ms": load_ms, **figures}
+
+
+ENGINES = ("moonmaskc", "xgrammar", "llguidance", "outlines-core")
+
+
+def run(
+    tokenizer_names: list[str], schema_paths: list[Path], repeat: int, engines: list[str]
+) -> list[Figures]:
+    from transformers import PreTrainedTokenizerFast
+
+    rows: list[Figures] = []
+    for name in tokenizer_names:
+        path = DATA / "tokenizers" / f"{name}.json"
+        vocabulary = load_vocabulary(path)
+        hf = PreTrainedTokenizerFast(tokenizer_file=str(path))
+        moonmaskc.compile_schema(True, tokenizer=vocabulary)  # warm the trie and vocabulary caches
+        for schema_path in schema_paths:
+            schema = json.loads(schema_path.read_text())
+            base = {"tokenizer": name, "schema": schema_path.name}
+            ours, trace = run_moonmaskc(schema, vocabulary, hf, repeat)
+            rows.append({**base, "engine": "moonmaskc", **ours})
+            peers: dict[str, Callable[[], Figures]] = {
+                "xgrammar": functools.partial(run_xgrammar, schema, hf, vocabulary.size, trace, repeat),
+                "llguidance": functools.partial(run_llguidance, schema, hf, vocabulary.size, trace, repeat),
+                "outlines-core": functools.partial(run_outlines, schema, vocabulary, trace, repeat),
+            }
+            for engine, action in peers.items():
+                if engine not in engines:
+                    continue
+                try:
+                    rows.append({**base, "engine": engine, **action()})
+                except Exception as error:  # a peer that fails on a schema is reported, not fatal
+                    rows.append({**base, "engine": engine, "error": f"{type(error).__name__}: {error}"[:80]})
+    return rows
+
+
+def ratio(ours: Figures, theirs: Figures | None, key: str) -> str:
+    if theirs is None or key not in ours or key not in theirs or not theirs[key]:
+        return "-"
+    return f"{ours[key] / theirs[key]:.2f}x"
+
+
+def print_tables(rows: list[Figures]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=200)
+    columns = ("compile_ms", "fill_p50_us", "fill_p99_us", "fill_max_us", "size_kb", "load_ms")
+    table = Table(title="moonmaskc and peers (compile with the vocabulary loaded; fill per step)")
+    for column in ("tokenizer", "schema", "engine", *columns, "steps", "note"):
+        table.add_column(column, justify="right" if column in columns else "left")
+    for row in rows:
+        cells = [f"{row[c]:.1f}" if isinstance(row.get(c), float) else "-" for c in columns]
+        table.add_row(
+            row["tokenizer"],
+            row["schema"],
+            row["engine"],
+            *cells,
+            row.get("steps", "-"),
+            row.get("error", ""),
+        )
+    console.print(table)
+    ratios = Table(
+        title="ratios: moonmaskc / peer (goals: compile <= 1.0x xgrammar and <= 0.1x outlines-core; "
+        "fill p50 <= 0.5x xgrammar)"
+    )
+    for column in (
+        "tokenizer",
+        "schema",
+        "compile / xgrammar",
+        "compile / outlines-core",
+        "fill p50 / xgrammar",
+        "fill max / xgrammar",
+        "moonmaskc fill max",
+    ):
+        ratios.add_column(column)
+    for ours in (row for row in rows if row["engine"] == "moonmaskc"):
+
+        def peer(engine: str, of: Figures = ours) -> Figures | None:
+            return next(
+                (
+                    r
+                    for r in rows
+                    if r["engine"] == engine
+                    and r["tokenizer"] == of["tokenizer"]
+                    and r["schema"] == of["schema"]
+                    and "error" not in r
+                ),
+                None,
+            )
+
+        ratios.add_row(
+            ours["tokenizer"],
+            ours["schema"],
+            ratio(ours, peer("xgrammar"), "compile_ms"),
+            ratio(ours, peer("outlines-core"), "compile_ms"),
+            ratio(ours, peer("xgrammar"), "fill_p50_us"),
+            ratio(ours, peer("xgrammar"), "fill_max_us"),
+            f"{ours.get('fill_max_us', float('nan')):.1f} us",
+        )
+    console.print(ratios)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--tokenizers", nargs="+", default=["gpt2", "llama3"])
+    parser.add_argument("--schemas", nargs="+", type=Path, default=DEFAULT_SCHEMAS)
+    parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
+    parser.add_argument("--repeat", type=int, default=3, help="compile/load runs; the best counts")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args()
+    rows = run(args.tokenizers, args.schemas, args.repeat, args.engines)
+    print_tables(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
