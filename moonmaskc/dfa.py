@@ -559,7 +559,10 @@ def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:
     tables = _subset_tables(build_nfa(node, limits), limits)
     if tables.start == 0:
         return _empty_dfa()
-    # Subset classes are numbered in byte order already.
+    # Classes that no state tells apart are merged before minimising (less to refine) and again
+    # after (states merged may make more columns equal). Both number classes by their first byte,
+    # so byte order is class order and the canonical numbering is unchanged.
+    tables = _merged_columns(tables)
     return _merged_columns(_minimal(tables, range(len(tables.rows[0])))).to_dfa()
 
 
