@@ -149,7 +149,8 @@ def bytes_vocabulary() -> Vocabulary:
 
 
 def load_vocabulary(spec: str | os.PathLike[str] | Vocabulary, eos: str | None = None) -> Vocabulary:
-    """A vocabulary from a path, a cached model name, ``"bytes"``, or a ``Vocabulary`` (returned as is).
+    """A vocabulary from a path (``tokenizer.json``, its folder, or a ``.gguf`` model file), a cached
+    model name, ``"bytes"``, or a ``Vocabulary`` (returned as is).
 
     ``eos`` names the eos token; without it the ``tokenizer_config.json`` beside the file decides,
     else the first of the usual names (``</s>``, ``<|endoftext|>``, ...) present in the vocabulary.
@@ -170,6 +171,10 @@ def load_vocabulary(spec: str | os.PathLike[str] | Vocabulary, eos: str | None =
             raise VocabularyError(f"folder {spec} holds no tokenizer.json")
     elif not path.is_file():
         path = _hub_cache_tokenizer(text)
+    elif path.suffix.lower() == ".gguf":
+        from moonmaskc.integrations.gguf_vocabulary import read_gguf_vocabulary
+
+        return read_gguf_vocabulary(path, eos)
     return _cached_vocabulary(path, eos)
 
 
