@@ -205,7 +205,8 @@ def _table(rows: dict[str, Tally], first: str) -> str:
     for name, t in rows.items():
         total.add(t)
         lines.append(
-            f"| {name} | {t.compiled} / {t.cases} | {t.invalid_accepted} / {t.invalid} | {t.valid_accepted} / {t.valid} |"
+            f"| {name} | {t.compiled} / {t.cases} | {t.invalid_accepted} / {t.invalid} "
+            f"| {t.valid_accepted} / {t.valid} |"
         )
     lines.append(
         f"| **total** | {total.compiled} / {total.cases} | {total.invalid_accepted} / {total.invalid} "

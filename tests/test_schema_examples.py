@@ -87,7 +87,9 @@ def test_samples_validate(path: Path) -> None:
         text = data.decode("utf-8")
         key_lists: list[list[str]] = []
 
-        def hook(pairs: list[tuple[str, Any]], key_lists: list[list[str]] = key_lists) -> dict[str, Any]:
+        def hook(
+            pairs: list[tuple[str, Any]], key_lists: list[list[str]] = key_lists, text: str = text
+        ) -> dict[str, Any]:
             keys = [k for k, _ in pairs]
             assert len(keys) == len(set(keys)), f"duplicate keys in {text}"
             key_lists.append(keys)

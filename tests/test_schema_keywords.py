@@ -60,7 +60,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "not": {"not": {"type": ["string", "null"]}},
     "not_nested": {"type": "array", "items": {"not": {"type": "integer", "minimum": 0}}},
-    "if_then_else": {"type": "integer", "if": {"minimum": 10}, "then": {"multipleOf": 2}, "else": {"maximum": 3}},
+    "if_then_else": {
+        "type": "integer",
+        "if": {"minimum": 10},
+        "then": {"multipleOf": 2},
+        "else": {"maximum": 3},
+    },
     "all_of_merge": {
         "allOf": [
             {"properties": {"a": INT}, "additionalProperties": False},
@@ -76,7 +81,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "anchor": {"$defs": {"x": {"$anchor": "small", "maximum": 3, "type": "integer"}}, "$ref": "#small"},
 }
 
-_text = st.text(alphabet=st.sampled_from(list("ab\\\"\n\x01é😀x ")), max_size=4)
+_text = st.text(alphabet=st.sampled_from(list('ab\\"\n\x01é😀x ')), max_size=4)
 _scalars = st.one_of(
     st.none(),
     st.booleans(),
@@ -137,7 +142,8 @@ def test_recursion_unrolls_to_max_depth() -> None:
 def test_many_optional_properties_stay_linear() -> None:
     sizes = {}
     for n in (30, 60):
-        schema = {"properties": {f"p{i}": {"type": "boolean"} for i in range(n)}, "additionalProperties": False}
+        properties = {f"p{i}": {"type": "boolean"} for i in range(n)}
+        schema = {"properties": properties, "additionalProperties": False}
         result = compile_schema_ir(schema)
         dfa = compile_ir(result.node)
         sizes[n] = (ir.size(result.node), dfa.num_states)

@@ -59,7 +59,8 @@ class RefResolver:
         if self.embedded_resources:
             raise UnsupportedError(
                 f"$ref {ref!r}",
-                f"the document embeds resources with their own base URI ($id at {self.embedded_resources[0]}); "
+                "the document embeds resources with their own base URI "
+                f"($id at {self.embedded_resources[0]}); "
                 "references are resolved only against one base",
                 where=where,
             )
