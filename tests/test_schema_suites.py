@@ -44,7 +44,8 @@ def test_suite_never_accepts_invalid(draft: str, keyword: str, monkeypatch: pyte
     tally = report.run_suite_file(draft, keyword, path)
     assert tally.invalid_accepted == 0, tally.failures
     print(
-        f"{draft}/{keyword}: compiled {tally.compiled}/{tally.cases}, valid {tally.valid_accepted}/{tally.valid}"
+        f"{draft}/{keyword}: compiled {tally.compiled}/{tally.cases}, "
+        f"valid accepted {tally.valid_accepted}/{tally.valid}"
     )
 
 
