@@ -24,6 +24,7 @@ class NFA:
         self.edges: list[list[tuple[int, int, int]]] = []
         self.epsilon: list[list[int]] = []
         self.limits = limits
+        self._max_states = limits.max_nfa_states
         self.start = self.new_state()
         self.final = -1
         self._closures: dict[int, frozenset[int]] = {}
@@ -33,7 +34,7 @@ class NFA:
         return len(self.edges)
 
     def new_state(self) -> int:
-        if len(self.edges) >= self.limits.max_nfa_states:
+        if len(self.edges) >= self._max_states:
             raise LimitError(
                 "max_states",
                 self.limits.max_states,
@@ -50,14 +51,19 @@ class NFA:
         cached = self._closures.get(state)
         if cached is not None:
             return cached
+        edges, epsilon, final = self.edges, self.epsilon, self.final
+        if not epsilon[state]:
+            result = frozenset((state,)) if edges[state] or state == final else frozenset()
+            self._closures[state] = result
+            return result
         seen = {state}
         stack = [state]
         important: list[int] = []
         while stack:
             s = stack.pop()
-            if self.edges[s] or s == self.final:
+            if edges[s] or s == final:
                 important.append(s)
-            for t in self.epsilon[s]:
+            for t in epsilon[s]:
                 if t not in seen:
                     seen.add(t)
                     stack.append(t)
@@ -116,7 +122,7 @@ class _Builder:
         nfa = self.nfa
         if isinstance(node, ir.ByteSet):
             exit_state = nfa.new_state()
-            nfa.edges[entry].extend((lo, hi, exit_state) for lo, hi in self.ranges(node.mask))
+            nfa.edges[entry] += [(lo, hi, exit_state) for lo, hi in self.ranges(node.mask)]
             return exit_state
         if isinstance(node, ir.Seq):
             current = entry
