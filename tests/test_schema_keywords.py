@@ -78,6 +78,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "$defs": {"pos": {"type": "integer", "minimum": 1}, "word": {"type": "string", "maxLength": 2}},
         "anyOf": [{"$ref": "#/$defs/pos"}, {"$ref": "#/$defs/word"}, {"type": "array", "maxItems": 0}],
     },
+    "if_discriminator": {
+        "type": "object",
+        "properties": {"k": {"enum": ["a", "b"]}, "v": {}},
+        "if": {"properties": {"k": {"const": "a"}}},
+        "then": {"properties": {"v": {"type": "integer"}}, "required": ["v"]},
+        "else": {"properties": {"v": {"type": "string"}}},
+    },
+    "not_one_property": {"not": {"properties": {"k": {"type": "integer"}}, "required": ["k"]}},
     "anchor": {"$defs": {"x": {"$anchor": "small", "maximum": 3, "type": "integer"}}, "$ref": "#small"},
 }
 

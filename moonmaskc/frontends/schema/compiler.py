@@ -15,7 +15,6 @@ holds *every* canonical serialization of its valid values. Two things break that
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +29,7 @@ from moonmaskc.dfa_ops import difference, intersect, is_empty, product
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.schema import canonical
-from moonmaskc.frontends.schema.keywords import COMPILED, KNOWN_KEYWORDS, REFUSED, is_annotation
+from moonmaskc.frontends.schema.keywords import COMPILED, REFUSED, is_annotation, likely_typo
 from moonmaskc.frontends.schema.layout import Layout, describe_policy
 from moonmaskc.frontends.schema.merge import merge, type_set
 from moonmaskc.frontends.schema.refs import RefResolver, pointer_child
@@ -149,9 +148,9 @@ class _Walk:
                 self.refuse(key, REFUSED[key], where)
                 continue
             if key not in COMPILED:
-                typo = difflib.get_close_matches(key, KNOWN_KEYWORDS, n=1, cutoff=0.85)
+                typo = likely_typo(key)
                 if typo:
-                    self.refuse(key, f"unknown keyword (did you mean {typo[0]!r}?)", where)
+                    self.refuse(key, f"unknown keyword (did you mean {typo!r}?)", where)
                 else:
                     self.unknown[f"unknown keyword {key!r} at {where}: ignored (no effect on validation)"] = (
                         None
@@ -572,6 +571,21 @@ class _Walk:
                 if not is_empty_node(value):
                     other_keys = ir.Automaton(self.dfa(canonical.quoted(_other_keys(keys))), "other keys")
                     extra = self.share_always(self.layout.member(other_keys, value))
+        if (
+            self.budget_end is not None
+            and len(members) == 1
+            and extra is not None
+            and least == 0
+            and most is None
+        ):
+            # Inside a complement: one declared key may stand anywhere among the extra keys, so the
+            # language holds every key order and the complement stays exact.
+            comma = self.layout.comma
+            extras = ir.seq(extra, ir.star(ir.seq(comma, extra)))
+            only = members[0]
+            around = ir.seq(ir.optional(ir.seq(extras, comma)), only.node, ir.optional(ir.seq(comma, extras)))
+            content = around if only.required else ir.alt(around, extras)
+            return self.layout.wrap(b"{", content, b"}", not only.required)
         possible = None if extra is not None else len(members)
         if members and (possible is None or possible >= 2) and (most is None or most >= 2):
             self.flags.ordered = True

@@ -87,7 +87,34 @@ REFUSED = {
 }
 
 
-KNOWN_KEYWORDS = sorted({*COMPILED, *REFUSED, *ANNOTATIONS} - {"id", "example", "markdownDescription"})
+CONSTRAINTS = sorted({*COMPILED, *REFUSED})
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """One substitution, insertion, deletion or swap of neighbours turns ``a`` into ``b``."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+def likely_typo(key: str) -> str | None:
+    """The constraint keyword (4+ letters) that ``key`` misspells, if any. Keys that prefix a real
+    keyword with ``_`` or ``$`` are taken as deliberately disabled, not as typos."""
+    if key.lstrip("_$") in CONSTRAINTS:
+        return None
+    for keyword in CONSTRAINTS:
+        if len(keyword) >= 4 and _one_edit_apart(key.lower(), keyword.lower()):
+            return keyword
+    return None
 
 
 def is_annotation(keyword: str) -> bool:
