@@ -193,7 +193,7 @@ def prune(dfa: DFA) -> DFA:
 class _Tables:
     """A DFA in Python lists: ``rows[state][class]``, ``class_of[byte]``, dead state 0."""
 
-    __slots__ = ("accepting", "class_of", "distance", "rows", "start")
+    __slots__ = ("accepting", "class_of", "distance", "longest", "rows", "start")
 
     def __init__(
         self,
@@ -202,12 +202,14 @@ class _Tables:
         accepting: list[bool],
         start: int,
         distance: list[int],
+        longest: list[int] | None = None,
     ) -> None:
         self.rows = rows
         self.class_of = class_of
         self.accepting = accepting
         self.start = start
         self.distance = distance
+        self.longest = longest  # see _longest_words; None until known
 
     @classmethod
     def of(cls, dfa: DFA) -> _Tables:
@@ -334,8 +336,8 @@ def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
         rows.append(row)
     final = nfa.final
     accepting = [final in members for members in sets]
-    tables = _Tables(rows, class_of, accepting, start, _distance_list(rows, accepting))
-    return _pruned(tables)
+    distance, longest = _completion_lengths(rows, accepting)
+    return _pruned(_Tables(rows, class_of, accepting, start, distance, longest))
 
 
 def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
@@ -353,11 +355,15 @@ _MOORE_CELLS = 4096
 _MOORE_ROUNDS = 3
 
 
-def _longest_words(rows: Sequence[Sequence[int]]) -> list[int]:
-    """For each live state of a pruned DFA, the length of its longest completion, or -1 when there
-    is none because a cycle is reachable (completions are then unbounded); -1 for the dead state.
+def _completion_lengths(
+    rows: Sequence[Sequence[int]], accepting: Sequence[bool]
+) -> tuple[list[int], list[int]]:
+    """Shortest and longest completion of every state of a DFA whose state 0 is dead, from one
+    pass over the distinct live edges.
 
-    Kahn's algorithm from the states without live successors, backwards.
+    Shortest: breadth-first backwards from the accepting states (-1 where acceptance is out of
+    reach). Longest (meaningful once the DFA is pruned): Kahn's algorithm backwards from the states
+    without live successors, -1 where a cycle is reachable and completions are unbounded.
     """
     n = len(rows)
     predecessors: list[list[int]] = [[] for _ in range(n)]
@@ -368,6 +374,16 @@ def _longest_words(rows: Sequence[Sequence[int]]) -> list[int]:
         pending[source] = len(successors)
         for target in successors:
             predecessors[target].append(source)
+    shortest = [-1] * n
+    queue = [s for s in range(n) if accepting[s]]
+    for s in queue:
+        shortest[s] = 0
+    for t in queue:  # the list grows while it is walked: a breadth-first queue
+        step = shortest[t] + 1
+        for s in predecessors[t]:
+            if shortest[s] < 0:
+                shortest[s] = step
+                queue.append(s)
     longest = [-1] * n
     ready = [s for s in range(1, n) if not pending[s]]
     for s in ready:
@@ -383,7 +399,15 @@ def _longest_words(rows: Sequence[Sequence[int]]) -> list[int]:
     for s in range(1, n):
         if pending[s]:
             longest[s] = -1
-    return longest
+    return shortest, longest
+
+
+def _longest_words(tables: _Tables) -> list[int]:
+    """For each live state of a pruned DFA, the length of its longest completion, or -1 when a
+    cycle is reachable (completions are then unbounded); -1 for the dead state."""
+    if tables.longest is None:
+        tables.longest = _completion_lengths(tables.rows, tables.accepting)[1]
+    return tables.longest
 
 
 def _seed_partition(tables: _Tables) -> list[int]:
@@ -394,7 +418,7 @@ def _seed_partition(tables: _Tables) -> list[int]:
     return [
         ids.setdefault((accepting, distance, longest, tuple(map(bool, row))), len(ids))
         for accepting, distance, longest, row in zip(
-            tables.accepting, tables.distance, _longest_words(tables.rows), tables.rows, strict=True
+            tables.accepting, tables.distance, _longest_words(tables), tables.rows, strict=True
         )
     ]
 
@@ -532,7 +556,7 @@ def _merged_columns(tables: _Tables) -> _Tables:
     class_of = [old_to_new[c] for c in tables.class_of]
     if kept_columns != list(range(len(columns))):
         rows = [[row[c] for c in kept_columns] for row in rows]
-    return _Tables(rows, class_of, tables.accepting, tables.start, tables.distance)
+    return _Tables(rows, class_of, tables.accepting, tables.start, tables.distance, tables.longest)
 
 
 def minimize(dfa: DFA) -> DFA:
@@ -560,10 +584,13 @@ def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:
     if tables.start == 0:
         return _empty_dfa()
     # Classes that no state tells apart are merged before minimising (less to refine) and again
-    # after (states merged may make more columns equal). Both number classes by their first byte,
+    # after if states were merged (that may make more columns equal). Both number classes by their first byte,
     # so byte order is class order and the canonical numbering is unchanged.
     tables = _merged_columns(tables)
-    return _merged_columns(_minimal(tables, range(len(tables.rows[0])))).to_dfa()
+    minimal = _minimal(tables, range(len(tables.rows[0])))
+    if len(minimal.rows) == len(tables.rows):  # only renumbered: no two columns became equal
+        return minimal.to_dfa()
+    return _merged_columns(minimal).to_dfa()
 
 
 def equivalent_state_pairs(dfa: DFA) -> list[tuple[int, int]]:
