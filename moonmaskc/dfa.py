@@ -501,6 +501,8 @@ def _coarsest_partition(tables: _Tables) -> list[int]:
     """Block of every state in the coarsest partition compatible with acceptance and transitions."""
     rows = tables.rows
     block_of = _seed_partition(tables)
+    if max(block_of) + 1 == len(rows):  # every state alone already: nothing left to split
+        return block_of
     if len(rows) * len(rows[0]) <= _MOORE_CELLS:
         block_of, stable = _moore_blocks(rows, block_of)
         if stable:
