@@ -129,7 +129,9 @@ def _compose(
     batch = max(1, GATHER_CELLS_PER_BATCH // max(maps.num_states, 1))
     for first in range(0, len(map_ids), batch):
         pairs = slice(first, first + batch)
-        ids[pairs] = maps.add(columns[byte_classes[pairs, None], maps.rows(map_ids[pairs])])
+        index = maps.rows(map_ids[pairs]).astype(np.intp)
+        index += (byte_classes[pairs] * maps.num_states)[:, None]
+        ids[pairs] = maps.add(np.take(columns.ravel(), index))
     return ids
 
 
