@@ -25,7 +25,6 @@ Only numpy is imported here: the runtime reads tables through ``TokenTable.from_
 from __future__ import annotations
 
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -69,10 +68,10 @@ class TokenTable:
     token_class: np.ndarray
     class_next: np.ndarray
     vocab_arrays: dict[str, np.ndarray]
-    _allowed_cache: OrderedDict[int, np.ndarray] = field(init=False, repr=False)
+    _allowed_cache: dict[int, np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._allowed_cache = OrderedDict()
+        self._allowed_cache = {}
 
     @property
     def num_states(self) -> int:
@@ -100,18 +99,16 @@ class TokenTable:
 
     def allowed(self, state: int) -> np.ndarray:
         """Sorted int32 ids of the tokens allowed in ``state`` (read-only; unpacked from the mask
-        row on first use and kept for the last ``ALLOWED_ROWS_CACHED`` rows)."""
+        row on first use and kept, up to ``ALLOWED_ROWS_CACHED`` rows at a time)."""
         row = int(self.state_row[state])
         ids = self._allowed_cache.get(row)
         if ids is None:
             bits = np.unpackbits(self.mask_rows[row].view(np.uint8), bitorder="little")
             ids = np.flatnonzero(bits).astype(np.int32)
             ids.flags.writeable = False
+            if len(self._allowed_cache) >= ALLOWED_ROWS_CACHED:
+                self._allowed_cache.clear()  # plain dict operations only: safe across threads
             self._allowed_cache[row] = ids
-            if len(self._allowed_cache) > ALLOWED_ROWS_CACHED:
-                self._allowed_cache.popitem(last=False)
-        else:
-            self._allowed_cache.move_to_end(row)
         return ids
 
     def next_of(self, state: int) -> np.ndarray:

@@ -230,3 +230,23 @@ def test_load_checks_the_tokenizer_fingerprint(tmp_path: Path, gpt2: Vocabulary)
     Artifact(dfa, {}).save(tmp_path / "bare.npz")
     with pytest.raises(ArtifactError, match="token table"):
         load(tmp_path / "bare.npz")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_advance_and_decreasing_equal_brute_force_on_every_state_and_token(data: st.DataObject) -> None:
+    from tests.test_token_table import random_dfas
+
+    dfa = data.draw(random_dfas())
+    tokens = data.draw(st.lists(st.binary(min_size=0, max_size=4), min_size=2, max_size=20))
+    vocabulary = Vocabulary.from_tokens(tokens, eos_id=data.draw(st.integers(0, len(tokens) - 1)))
+    guide = guide_for(dfa, vocabulary)
+    for state in range(dfa.num_states):
+        ids, nexts = brute_force(dfa, vocabulary, state)
+        expected = dict(zip(ids, nexts, strict=True))
+        assert [guide.advance(state, t) for t in range(vocabulary.size)] == [
+            expected.get(t) for t in range(vocabulary.size)
+        ]
+        distance = dfa.distance
+        closer = [t for t in ids if t != vocabulary.eos_id and distance[expected[t]] < distance[state]]
+        assert guide.decreasing(state).tolist() == closer
