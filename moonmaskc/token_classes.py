@@ -145,24 +145,41 @@ class _MapStore:
         self._matrix = np.zeros((64, num_states), dtype=self.dtype)
         self._matrix[IDENTITY_MAP] = np.arange(num_states)
         self.count = 2
-        self._ids = {
-            self._matrix[DEAD_MAP].tobytes(): DEAD_MAP,
-            self._matrix[IDENTITY_MAP].tobytes(): IDENTITY_MAP,
-        }
+        self._ids_by_hash: dict[int, list[int]] = {}
+        for map_id in (DEAD_MAP, IDENTITY_MAP):
+            self._ids_by_hash.setdefault(hash(self._matrix[map_id].tobytes()), []).append(map_id)
 
     def rows(self, map_ids: np.ndarray) -> np.ndarray:
         return self._matrix[map_ids]
 
     def add(self, rows: np.ndarray) -> np.ndarray:
-        """The id of each row, storing the rows not seen before."""
+        """The id of each row, storing the rows not seen before. Rows are looked up by the hash of
+        their bytes (not the bytes, which would double the memory) and hits are compared in full."""
         ids = np.empty(len(rows), dtype=np.int64)
+        guessed: list[int] = []
         for index, row in enumerate(rows):
-            key = row.tobytes()
-            found = self._ids.get(key)
-            if found is None:
-                found = self._ids[key] = self._append(row)
-            ids[index] = found
+            digest = hash(row.tobytes())
+            candidates = self._ids_by_hash.get(digest)
+            if candidates is None:
+                ids[index] = self._append(row)
+                self._ids_by_hash[digest] = [int(ids[index])]
+            else:
+                ids[index] = candidates[0]
+                guessed.append(index)
+        if guessed:
+            checked = np.array(guessed, dtype=np.int64)
+            same = (self._matrix[ids[checked]] == rows[checked]).all(axis=1)
+            for index in checked[~same].tolist():  # hash collisions: compare with every candidate
+                ids[index] = self._find_or_append(rows[index])
         return ids
+
+    def _find_or_append(self, row: np.ndarray) -> int:
+        candidates = self._ids_by_hash[hash(row.tobytes())]
+        for candidate in candidates:
+            if np.array_equal(self._matrix[candidate], row):
+                return candidate
+        candidates.append(self._append(row))
+        return candidates[-1]
 
     def _append(self, row: np.ndarray) -> int:
         if self.count == len(self._matrix):

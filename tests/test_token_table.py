@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from moonmaskc import ir, utf8
 from moonmaskc.dfa import DFA, compile_ir
 from moonmaskc.token_table import TokenTable, build_token_table
+from moonmaskc.trie import build_trie
 from moonmaskc.vocabulary import Vocabulary, bytes_vocabulary, load_vocabulary
 from tests.conftest import data_path
 
@@ -238,3 +239,17 @@ def test_progress_reaches_the_total() -> None:
     build_token_table(dfa, bytes_vocabulary(), progress=lambda done, total: calls.append((done, total)))
     assert calls[0] == (0, dfa.num_states) and calls[-1] == (dfa.num_states, dfa.num_states)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_state_maps_stay_exact_when_every_hash_collides(monkeypatch: pytest.MonkeyPatch) -> None:
+    import moonmaskc.token_classes as token_classes
+
+    dfa = json_like_dfa()
+    vocabulary = Vocabulary.from_tokens([*HAND_TOKENS, b'{"na', b"me", b'": "', b"<eos>"], eos_id=16)
+    honest = build_token_table(dfa, vocabulary, trie=build_trie(vocabulary))
+    monkeypatch.setattr(token_classes, "hash", lambda data: 7, raising=False)
+    colliding = build_token_table(dfa, vocabulary, trie=build_trie(vocabulary))
+    assert np.array_equal(colliding.class_next, honest.class_next)
+    assert np.array_equal(colliding.token_class, honest.token_class)
+    for state in range(dfa.num_states):
+        assert_state_matches(colliding, dfa, vocabulary, state)
