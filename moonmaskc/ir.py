@@ -13,6 +13,8 @@ Nodes:
 - ``Automaton(dfa)``: a language already compiled to a DFA (results of intersection, complement
   and other DFA products), embedded back into the IR.
 
+Composite nodes cache their hash, so hashing and comparing large shared trees stays cheap.
+
 Always build nodes through the smart constructors ``seq``, ``alt``, ``repeat``, ``byte_set``,
 ``literal``, ``text``: they flatten, merge byte sets, drop empty parts and keep the invariants that
 the printer and the NFA builder rely on (no nested Seq in Seq, no nested Alt in Alt, at most one
@@ -22,7 +24,7 @@ ByteSet in an Alt, no Repeat with max == 0).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -42,21 +44,60 @@ class ByteSet:
         return [b for b in range(256) if self.mask >> b & 1]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Seq:
     items: tuple[Node, ...]
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(("seq", self.items)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Seq) and self._hash == other._hash and self.items == other.items
+        )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Alt:
     items: tuple[Node, ...]
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(("alt", self.items)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Alt) and self._hash == other._hash and self.items == other.items
+        )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Repeat:
     item: Node
     min: int
     max: int | None
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(("repeat", self.item, self.min, self.max)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Repeat)
+            and self._hash == other._hash
+            and (self.min, self.max) == (other.min, other.max)
+            and self.item == other.item
+        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -110,9 +110,15 @@ def compile_source(
     """Compile ``source`` of ``kind`` into an artifact (with a token table for ``options.tokenizer``)."""
     options = options or CompileOptions()
     started = time.perf_counter()
-    result = run_frontend(kind, source, options)
-    frontend_seconds = time.perf_counter() - started
-    dfa = compile_ir(result.node, options.limits)
+    try:
+        result = run_frontend(kind, source, options)
+        frontend_seconds = time.perf_counter() - started
+        dfa = compile_ir(result.node, options.limits)
+    except RecursionError:
+        raise MoonmaskError(
+            f"the {kind} nests too deeply for this compiler (Python's recursion limit was reached); "
+            "simplify the nesting or lower --max-depth"
+        ) from None
     dfa_seconds = time.perf_counter() - started - frontend_seconds
     grammar = ir.to_regex(result.node)
     source_text = source if isinstance(source, str) else _json_text(source)

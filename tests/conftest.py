@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,3 +22,10 @@ def data_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: set MOONMASKC_DATA to the shared data folder (../shared/data)")
     return path
+
+
+# Property tests draw the same examples on every run, so CI never fails on a rare new draw; raise
+# max_examples locally (HYPOTHESIS_PROFILE=explore) to search further.
+settings.register_profile("default", derandomize=True, deadline=None)
+settings.register_profile("explore", derandomize=False, deadline=None, max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

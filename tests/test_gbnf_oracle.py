@@ -12,12 +12,14 @@ import random
 from collections.abc import Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.errors import LimitError
 from moonmaskc.frontends import gbnf
 from moonmaskc.frontends.gbnf_to_lark import earley_recognizer
+from moonmaskc.limits import Limits
 from tests.conftest import data_path
 
 NON_RECURSIVE = ["chess.gbnf", "english.gbnf", "japanese.gbnf", "list.gbnf"]
@@ -204,10 +206,16 @@ def test_random_non_recursive_grammars_agree_with_earley(text: str, seed: int) -
         check_against_earley(dfa, earley, rng, exact=True, samples=5, per_sample=2)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(text=grammars(recursive=True), depth=st.integers(0, 2), seed=st.integers(0, 2**32))
 def test_random_recursive_grammars_unroll_to_a_subset(text: str, depth: int, seed: int) -> None:
-    dfa = compile_ir(gbnf.parse(text, max_depth=depth).node)
+    # Unrolling can exceed any state bound; that is a LimitError by design, not a wrong language.
+    limits = Limits(max_states=20_000)
+    try:
+        dfa = compile_ir(gbnf.parse(text, limits=limits, max_depth=depth).node, limits)
+    except LimitError:
+        assume(False)
+        return
     earley = earley_recognizer(gbnf.parse_ast(text), "root")
     rng = random.Random(seed)
     for _ in range(25):

@@ -271,6 +271,7 @@ def parse_search(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "e
 
 
 def _parse(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
+    _check_nesting(pattern)
     parser = _parser()
     context = _Context(pattern, limits, flavor, [])
     reset = _CONTEXT.set(context)
@@ -612,6 +613,38 @@ def _reject_letter_escape(letter: str, text: str, position: int) -> None:
         raise _source_error(f"incomplete escape \\{letter}: it needs {digits} hex digits", position)
     if letter.isascii() and letter.isalpha():
         raise _source_error(f"bad escape {text}", position)
+
+
+MAX_GROUP_NESTING = 1000
+
+
+def _check_nesting(pattern: str) -> None:
+    """Refuse groups nested deeper than ``MAX_GROUP_NESTING`` before any recursive pass sees them."""
+    depth = 0
+    index = 0
+    in_class = False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern.startswith("^", index + 1):
+                index += 1
+        elif char == "(":
+            depth += 1
+            if depth > MAX_GROUP_NESTING:
+                raise SourceError(
+                    f"groups nest too deeply to compile (more than {MAX_GROUP_NESTING} levels)",
+                    pattern,
+                    index,
+                )
+        elif char == ")":
+            depth = max(0, depth - 1)
+        index += 1
 
 
 def _too_deep(pattern: str) -> SourceError:
