@@ -74,7 +74,9 @@ def check_against_runtime(path: Path, samples: int) -> None:
                 break
             assert reader.advance(state, token) == guide.advance(state, token)
             text += reader.token_bytes(token)
-            state = guide.advance(state, token)
+            following = guide.advance(state, token)
+            assert following is not None
+            state = following
             assert reader.run_bytes(text)[0] == state
             other = int(rng.randrange(guide.vocab_size))
             assert reader.advance(state, other) == guide.advance(state, other)
