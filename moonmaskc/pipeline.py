@@ -47,6 +47,7 @@ class CompileOptions:
         described: dict[str, Any] = {
             "max_states": self.limits.max_states,
             "max_repeat": self.limits.max_repeat,
+            "max_table_cells": self.limits.max_table_cells,
         }
         if kind == "gbnf":
             described.update(start=self.start, max_depth=self.max_depth)
@@ -60,11 +61,25 @@ class CompileOptions:
 def make_options(**options: Any) -> CompileOptions:
     """``CompileOptions`` from keyword arguments (``max_states``, ``max_repeat``, ``max_depth``,
     ``start``, ``whitespace``, ``lenient``, ``tokenizer``, ``eos``)."""
-    known = {"max_states", "max_repeat", "max_depth", "start", "whitespace", "lenient", "tokenizer", "eos"}
+    known = {
+        "max_states",
+        "max_repeat",
+        "max_depth",
+        "max_table_cells",
+        "start",
+        "whitespace",
+        "lenient",
+        "tokenizer",
+        "eos",
+    }
     unknown = set(options) - known
     if unknown:
         raise TypeError(f"unknown compile options: {', '.join(sorted(unknown))}")
-    limit_args = {key: options[key] for key in ("max_states", "max_repeat") if options.get(key) is not None}
+    limit_args = {
+        key: options[key]
+        for key in ("max_states", "max_repeat", "max_table_cells")
+        if options.get(key) is not None
+    }
     max_depth = options.get("max_depth")
     if max_depth is not None:
         limit_args["max_depth"] = max_depth
@@ -136,7 +151,7 @@ def compile_source(
     }
     artifact = Artifact(dfa, metadata)
     if options.tokenizer is not None:
-        link(artifact, options.tokenizer, eos=options.eos, progress=progress)
+        link(artifact, options.tokenizer, eos=options.eos, progress=progress, limits=options.limits)
     return artifact
 
 
@@ -146,6 +161,7 @@ def link(
     *,
     eos: str | None = None,
     progress: ProgressCallback | None = None,
+    limits: Limits | None = None,
 ) -> Artifact:
     """Attach (or replace) the token table for ``tokenizer`` without recompiling the source."""
     from moonmaskc.token_table import build_token_table
@@ -153,7 +169,8 @@ def link(
 
     started = time.perf_counter()
     vocabulary = load_vocabulary(tokenizer, eos=eos)
-    artifact.token_table = build_token_table(artifact.dfa, vocabulary, progress=progress)
+    max_cells = (limits or Limits()).max_table_cells
+    artifact.token_table = build_token_table(artifact.dfa, vocabulary, progress=progress, max_cells=max_cells)
     artifact.metadata["vocabulary"] = {
         "name": vocabulary.name,
         "size": vocabulary.size,

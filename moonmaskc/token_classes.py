@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from moonmaskc.errors import LimitError
+from moonmaskc.limits import DEFAULT_MAX_TABLE_CELLS
 
 if TYPE_CHECKING:
     from moonmaskc.dfa import DFA
     from moonmaskc.trie import ByteTrie
 
-DEFAULT_MAX_TABLE_CELLS = 1 << 29
 GATHER_CELLS_PER_BATCH = 1 << 22
 DEAD_MAP = 0
 IDENTITY_MAP = 1
@@ -199,4 +199,5 @@ def _too_many_cells(states: int, maps: int, max_cells: int) -> LimitError:
         max_cells,
         f"the token table needs {states} states x {maps} distinct token behaviours "
         "(more than the table may hold)",
+        flag="--max-table-cells",
     )

@@ -163,3 +163,26 @@ def test_corrupted_truncated_and_foreign_artifacts(runner: CliRunner, tmp_path: 
 def test_compile_needs_exactly_one_source(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(main, ["compile", "-o", str(tmp_path / "x.npz")])
     assert result.exit_code == 2 and "exactly one" in result.output
+
+
+def test_table_cell_bound_names_the_flag(runner: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "t.npz"
+    result = runner.invoke(
+        main, ["compile", "--regex", "[a-z]{1,30}", "--max-table-cells", "10", "-o", str(out)]
+    )
+    assert (
+        result.exit_code == 2 and "max_table_cells" in result.output and "--max-table-cells" in result.output
+    )
+    assert not out.exists()
+
+
+def test_relink_an_artifact_to_another_vocabulary(runner: CliRunner, tmp_path: Path) -> None:
+    first = compile_regex(runner, tmp_path, r"(yes|no|maybe)")
+    linked = tmp_path / "linked.npz"
+    result = runner.invoke(main, ["compile", str(first), "--tokenizer", "bytes", "-o", str(linked)])
+    assert result.exit_code == 0, result.output
+    artifact = Artifact.load(linked)
+    assert artifact.token_table is not None and artifact.metadata["vocabulary"]["name"] == "bytes"
+    assert artifact.metadata["source"] == "(yes|no|maybe)"
+    data = json.loads(runner.invoke(main, ["inspect", str(linked), "--json"]).output)
+    assert data["token_table"]["vocab_size"] == 257

@@ -65,6 +65,11 @@ def _read_source(path: Path, kind: str) -> Any:
     "--max-repeat", type=click.IntRange(min=1), help="Bound on counted repetitions (default 100000)."
 )
 @click.option("--max-depth", type=click.IntRange(min=0), help="Unroll recursion to this depth.")
+@click.option(
+    "--max-table-cells",
+    type=click.IntRange(min=1),
+    help="Bound on token-table cells: states x distinct token behaviours (default 2^29).",
+)
 @click.option("--start", default="root", show_default=True, help="GBNF start rule.")
 @click.option(
     "--whitespace",
@@ -90,6 +95,7 @@ def compile_command(
     max_states: int | None,
     max_repeat: int | None,
     max_depth: int | None,
+    max_table_cells: int | None,
     start: str,
     whitespace: str,
     lenient: bool,
@@ -107,6 +113,7 @@ def compile_command(
         max_states=max_states,
         max_repeat=max_repeat,
         max_depth=max_depth,
+        max_table_cells=max_table_cells,
         start=start,
         whitespace=whitespace,
         lenient=lenient,
@@ -129,7 +136,9 @@ def compile_command(
             if source_kind == "artifact":
                 from moonmaskc.artifact import Artifact
 
-                artifact = link(Artifact.load(source), tokenizer, eos=eos, progress=report)
+                artifact = link(
+                    Artifact.load(source), tokenizer, eos=eos, progress=report, limits=options.limits
+                )
             else:
                 value = _read_source(source, source_kind)
                 artifact = compile_source(

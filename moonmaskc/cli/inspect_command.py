@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 from rich.table import Table
 
 from moonmaskc.artifact import Artifact
@@ -61,7 +62,8 @@ def summarize(artifact: Artifact, path: Path) -> dict[str, Any]:
     }
     table = artifact.token_table
     if table is not None:
-        allowed_counts = [len(table.allowed(state)) for state in range(1, table.num_states)]
+        row_sizes = np.unpackbits(table.mask_rows.view(np.uint8), axis=1).sum(axis=1)
+        allowed_counts = row_sizes[table.state_row[1:]].tolist()
         summary["token_table"] = {
             "distinct_mask_rows": table.num_rows,
             "vocab_size": table.vocab_size,
