@@ -61,11 +61,14 @@ def test_unique_items_trivial_case_compiles() -> None:
     compile_schema_ir({"type": "array", "uniqueItems": False})
 
 
-def test_typo_of_a_keyword_is_refused_and_unknown_keyword_is_reported() -> None:
+def test_typo_and_unknown_keywords_are_refused_and_lenient_warns() -> None:
     with pytest.raises(UnsupportedError, match="maxLength"):
         compile_schema_ir({"type": "string", "maxLenght": 3})
-    result = compile_schema_ir({"type": "string", "self": {"vendor": "x"}})
-    assert result.warnings == ["unknown keyword 'self' at #: ignored (no effect on validation)"]
+    with pytest.raises(UnsupportedError, match="'self' at #/properties/a"):
+        compile_schema_ir({"type": "object", "properties": {"a": {"type": "string", "self": {"vendor": "x"}}}})
+    result = compile_schema_ir({"type": "string", "self": {"vendor": "x"}}, lenient=True)
+    assert len(result.warnings) == 1
+    assert "'self'" in result.warnings[0] and "#" in result.warnings[0]
 
 
 def test_unknown_format_is_refused() -> None:

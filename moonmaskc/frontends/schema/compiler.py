@@ -59,7 +59,6 @@ class _Walk:
     limits: Limits
     warnings: dict[str, None] = field(default_factory=dict)
     refs_cut: dict[str, None] = field(default_factory=dict)
-    unknown: dict[str, None] = field(default_factory=dict)
     ref_stack: list[str] = field(default_factory=list)
     nesting: int = 0
     budget_end: int | None = None
@@ -148,13 +147,11 @@ class _Walk:
                 self.refuse(key, REFUSED[key], where)
                 continue
             if key not in COMPILED:
+                # Unknown keywords do not constrain validation, but a user may expect them to (a typo,
+                # a vendor extension): refused like unsupported ones, warnings under --lenient.
                 typo = likely_typo(key)
-                if typo:
-                    self.refuse(key, f"unknown keyword (did you mean {typo!r}?)", where)
-                else:
-                    self.unknown[f"unknown keyword {key!r} at {where}: ignored (no effect on validation)"] = (
-                        None
-                    )
+                hint = f" (did you mean {typo!r}?)" if typo else ""
+                self.refuse(key, f"unknown keyword{hint}; pass --lenient to ignore it", where)
                 continue
             if key == "uniqueItems" and value is True and not _at_most_one_item(schema):
                 self.refuse(key, "uniqueItems: true is compiled only with maxItems <= 1", where)
@@ -788,7 +785,7 @@ def compile_schema_ir(
         raise LimitError(
             "max_depth", limits.max_depth, "the schema nests too deeply to walk", "--max-depth"
         ) from error
-    warnings = [*walk.warnings, *walk.unknown]
+    warnings = list(walk.warnings)
     if is_empty_node(node):
         warnings.append("the schema accepts no JSON value (within the bounds applied)")
     notes = {
@@ -798,7 +795,6 @@ def compile_schema_ir(
         "or true nest at most this deep",
         "refs_unrolled": sorted(walk.refs_cut),
         "ignored_keywords": [w for w in walk.warnings if w.startswith("ignored keyword")],
-        "unknown_keywords": list(walk.unknown),
         "key_order": "declared properties in schema order, then other keys",
     }
     return FrontendResult(node=node, notes=notes, warnings=warnings)
