@@ -65,7 +65,9 @@ def test_typo_and_unknown_keywords_are_refused_and_lenient_warns() -> None:
     with pytest.raises(UnsupportedError, match="maxLength"):
         compile_schema_ir({"type": "string", "maxLenght": 3})
     with pytest.raises(UnsupportedError, match="'self' at #/properties/a"):
-        compile_schema_ir({"type": "object", "properties": {"a": {"type": "string", "self": {"vendor": "x"}}}})
+        compile_schema_ir(
+            {"type": "object", "properties": {"a": {"type": "string", "self": {"vendor": "x"}}}}
+        )
     result = compile_schema_ir({"type": "string", "self": {"vendor": "x"}}, lenient=True)
     assert len(result.warnings) == 1
     assert "'self'" in result.warnings[0] and "#" in result.warnings[0]
