@@ -7,7 +7,9 @@ Hands on: an artifact written atomically to ``-o`` and a one-screen summary.
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -160,33 +162,40 @@ def compile_command(
 
 
 class _progress:
-    """A rich progress bar that appears only once work has taken more than a moment."""
+    """A rich progress display that appears once the compile has taken more than a moment: a
+    pulsing bar while the front end and the DFA are built, then the token table's progress."""
 
-    def __enter__(self) -> Any:
+    DELAY_SECONDS = 0.5
+
+    def __enter__(self) -> Callable[[int, int], None]:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self._progress = Progress(
-            TextColumn("token table"),
+            TextColumn("{task.description}"),
             BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
             TimeElapsedColumn(),
             console=console.stderr,
             transient=True,
         )
-        self._task: Any = None
-        self._started = time.perf_counter()
-        self._shown = False
+        self._task = self._progress.add_task("compiling the DFA", total=None)
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._timer = threading.Timer(self.DELAY_SECONDS, self._show)
+        self._timer.daemon = True
+        self._timer.start()
 
         def report(done: int, total: int) -> None:
-            if not self._shown and time.perf_counter() - self._started > 0.5:
-                self._progress.start()
-                self._task = self._progress.add_task("table", total=total)
-                self._shown = True
-            if self._shown:
-                self._progress.update(self._task, completed=done, total=total)
+            self._progress.update(self._task, description="token table", completed=done, total=total)
 
         return report
 
+    def _show(self) -> None:
+        with self._lock:
+            if not self._stopped:
+                self._progress.start()
+
     def __exit__(self, *exc: object) -> None:
-        if self._shown:
+        self._timer.cancel()
+        with self._lock:
+            self._stopped = True
             self._progress.stop()
