@@ -16,6 +16,7 @@ holds *every* canonical serialization of its valid values. Two things break that
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -51,6 +52,16 @@ class _Flags:
     depth_cut: bool = False
 
 
+@dataclass(frozen=True)
+class _RefResult:
+    """A $ref target walked once: its node and what the walk recorded on the way."""
+
+    node: ir.Node
+    flags: _Flags
+    warnings: tuple[str, ...]
+    refs_cut: tuple[str, ...]
+
+
 @dataclass
 class _Walk:
     root: Any
@@ -71,13 +82,19 @@ class _Walk:
         validator_class = validators.validator_for(self.root, default=validators.Draft202012Validator)
         self.validator = validator_class(self.root, format_checker=FormatChecker())
         self._universes: dict[int, ir.Node] = {}
+        self._dfas: dict[ir.Node, DFA] = {}
+        self._refs: dict[tuple[Any, ...], _RefResult] = {}
 
     # ------------------------------------------------------------------ helpers
 
     def dfa(self, node: ir.Node) -> DFA:
+        """The minimal DFA of ``node``, compiled once per walk (nodes cache their hash)."""
         if isinstance(node, ir.Automaton):
             return node.dfa
-        return compile_ir(node, self.limits)
+        found = self._dfas.get(node)
+        if found is None:
+            found = self._dfas[node] = compile_ir(node, self.limits)
+        return found
 
     def share(self, node: ir.Node) -> ir.Node:
         if isinstance(node, ir.Automaton) or ir.size(node) <= SHARE_SIZE:
@@ -169,11 +186,42 @@ class _Walk:
             self.refs_cut[target_pointer] = None
             self.flags.ref_cut = True
             return ir.NOTHING
+        # The walk below depends on the context only through how often each pointer is on the ref
+        # stack (the recursion cut) and the depth budget left (complements): equal contexts give
+        # the same node, and the same flags, warnings and cuts, which a cache hit replays.
+        budget = None if self.budget_end is None else self.budget_end - self.nesting
+        key = (target_pointer, budget, tuple(sorted(Counter(self.ref_stack).items())))
+        cached = self._refs.get(key)
+        if cached is None:
+            cached = self._refs[key] = self.reference_walk(target_pointer, target)
+        self.flags.ordered |= cached.flags.ordered
+        self.flags.ref_cut |= cached.flags.ref_cut
+        self.flags.depth_cut |= cached.flags.depth_cut
+        self.warnings.update(dict.fromkeys(cached.warnings))
+        self.refs_cut.update(dict.fromkeys(cached.refs_cut))
+        return cached.node
+
+    def reference_walk(self, target_pointer: str, target: Any) -> _RefResult:
+        """Walk a $ref target, recording the flags, warnings and cuts it causes."""
+        saved_flags = self.flags
+        warnings_before, cuts_before = len(self.warnings), len(self.refs_cut)
+        self.flags = _Flags()
         self.ref_stack.append(target_pointer)
         try:
-            return self.node(target, target_pointer)
+            node = self.node(target, target_pointer)
+            flags = self.flags
         finally:
             self.ref_stack.pop()
+            inner, self.flags = self.flags, saved_flags
+            self.flags.ordered |= inner.ordered
+            self.flags.ref_cut |= inner.ref_cut
+            self.flags.depth_cut |= inner.depth_cut
+        return _RefResult(
+            node,
+            flags,
+            tuple(itertools.islice(self.warnings, warnings_before, None)),
+            tuple(itertools.islice(self.refs_cut, cuts_before, None)),
+        )
 
     # ------------------------------------------------------------------ enum / const
 
