@@ -45,6 +45,7 @@ class DFA:
         self._distance = None if distance is None else np.ascontiguousarray(distance, dtype=np.int32)
         self._rows: list[list[int]] | None = None
         self._classes: list[int] | None = None
+        self._byte_edges: list[list[tuple[int, int, int]]] | None = None
 
     @property
     def distance(self) -> np.ndarray:
@@ -107,6 +108,27 @@ class DFA:
             result[cls].append((start, b))
             b += 1
         return result
+
+    def byte_edges(self) -> list[list[tuple[int, int, int]]]:
+        """For each state, its live transitions as (first byte, last byte, target), adjacent bytes
+        with the same target joined into one range; computed once per DFA."""
+        if self._byte_edges is None:
+            ordered = sorted((lo, cls) for cls, ranges in enumerate(self.class_ranges()) for lo, _ in ranges)
+            result: list[list[tuple[int, int, int]]] = []
+            for row in self.transitions.tolist():
+                edges: list[tuple[int, int, int]] = []
+                run_start, run_target = 0, 0
+                for lo, cls in ordered:  # the ranges tile 0..255 in byte order
+                    target = row[cls]
+                    if target != run_target:
+                        if run_target:
+                            edges.append((run_start, lo - 1, run_target))
+                        run_start, run_target = lo, target
+                if run_target:
+                    edges.append((run_start, 255, run_target))
+                result.append(edges)
+            self._byte_edges = result
+        return self._byte_edges
 
     def class_representatives(self) -> list[int]:
         """The smallest byte of each class."""

@@ -169,15 +169,17 @@ class _Builder:
         exit_state = nfa.new_state()
         if dfa.start == 0:
             return exit_state  # empty language: the exit is unreachable
-        class_ranges = dfa.class_ranges()
-        mapping = {q: nfa.new_state() for q in range(1, dfa.num_states)}
-        nfa.epsilon[entry].append(mapping[dfa.start])
-        rows = dfa.transitions.tolist()
+        first = nfa.num_states
+        for _ in range(1, dfa.num_states):
+            nfa.new_state()
+        nfa.epsilon[entry].append(first - 1 + dfa.start)
         accepting = dfa.accepting.tolist()
-        for q, state in mapping.items():
-            for cls, target in enumerate(rows[q]):
-                if target != 0:
-                    nfa.edges[state].extend((lo, hi, mapping[target]) for lo, hi in class_ranges[cls])
+        edges = nfa.edges
+        for q, row in enumerate(dfa.byte_edges()):
+            if q == 0:
+                continue
+            state = first - 1 + q
+            edges[state] = [(lo, hi, first - 1 + target) for lo, hi, target in row]
             if accepting[q]:
                 nfa.epsilon[state].append(exit_state)
         return exit_state
