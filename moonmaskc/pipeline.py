@@ -129,13 +129,13 @@ def compile_source(
         result = run_frontend(kind, source, options)
         frontend_seconds = time.perf_counter() - started
         dfa = compile_ir(result.node, options.limits)
+        dfa_seconds = time.perf_counter() - started - frontend_seconds
+        grammar = ir.to_regex(result.node)
     except RecursionError:
         raise MoonmaskError(
             f"the {kind} nests too deeply for this compiler (Python's recursion limit was reached); "
             "simplify the nesting or lower --max-depth"
         ) from None
-    dfa_seconds = time.perf_counter() - started - frontend_seconds
-    grammar = ir.to_regex(result.node)
     source_text = source if isinstance(source, str) else _json_text(source)
     metadata: dict[str, Any] = {
         "kind": kind,
