@@ -172,13 +172,18 @@ def _distance_list(rows: Sequence[Sequence[int]], accepting: Sequence[bool]) -> 
     for source, row in enumerate(rows):
         for target in set(row):
             reverse[target].append(source)
-    distance = [-1] * n
-    queue = [s for s in range(n) if accepting[s]]
+    return _backward_breadth_first(reverse, accepting)
+
+
+def _backward_breadth_first(predecessors: Sequence[Sequence[int]], accepting: Sequence[bool]) -> list[int]:
+    """Fewest steps from each state to an accepting one along ``predecessors`` reversed; -1 if none."""
+    distance = [-1] * len(predecessors)
+    queue = [s for s in range(len(predecessors)) if accepting[s]]
     for s in queue:
         distance[s] = 0
     for t in queue:  # the list grows while it is walked: a breadth-first queue
         step = distance[t] + 1
-        for s in reverse[t]:
+        for s in predecessors[t]:
             if distance[s] < 0:
                 distance[s] = step
                 queue.append(s)
@@ -396,16 +401,7 @@ def _completion_lengths(
         pending[source] = len(successors)
         for target in successors:
             predecessors[target].append(source)
-    shortest = [-1] * n
-    queue = [s for s in range(n) if accepting[s]]
-    for s in queue:
-        shortest[s] = 0
-    for t in queue:  # the list grows while it is walked: a breadth-first queue
-        step = shortest[t] + 1
-        for s in predecessors[t]:
-            if shortest[s] < 0:
-                shortest[s] = step
-                queue.append(s)
+    shortest = _backward_breadth_first(predecessors, accepting)
     longest = [-1] * n
     ready = [s for s in range(1, n) if not pending[s]]
     for s in ready:
