@@ -45,7 +45,7 @@ class DFA:
         self._distance = None if distance is None else np.ascontiguousarray(distance, dtype=np.int32)
         self._rows: list[list[int]] | None = None
         self._classes: list[int] | None = None
-        self._byte_edges: list[list[tuple[int, int, int]]] | None = None
+        self._mask_edges: list[list[tuple[int, int]]] | None = None
 
     @property
     def distance(self) -> np.ndarray:
@@ -109,26 +109,22 @@ class DFA:
             b += 1
         return result
 
-    def byte_edges(self) -> list[list[tuple[int, int, int]]]:
-        """For each state, its live transitions as (first byte, last byte, target), adjacent bytes
-        with the same target joined into one range; computed once per DFA."""
-        if self._byte_edges is None:
-            ordered = sorted((lo, cls) for cls, ranges in enumerate(self.class_ranges()) for lo, _ in ranges)
-            result: list[list[tuple[int, int, int]]] = []
+    def mask_edges(self) -> list[list[tuple[int, int]]]:
+        """For each state, its live transitions as (byte mask, target), one per distinct target, a
+        mask being a 256-bit integer (bit b set = byte b); computed once per DFA."""
+        if self._mask_edges is None:
+            class_masks = [0] * self.num_classes
+            for b, cls in enumerate(self.byte_class.tolist()):
+                class_masks[cls] |= 1 << b
+            result: list[list[tuple[int, int]]] = []
             for row in self.transitions.tolist():
-                edges: list[tuple[int, int, int]] = []
-                run_start, run_target = 0, 0
-                for lo, cls in ordered:  # the ranges tile 0..255 in byte order
-                    target = row[cls]
-                    if target != run_target:
-                        if run_target:
-                            edges.append((run_start, lo - 1, run_target))
-                        run_start, run_target = lo, target
-                if run_target:
-                    edges.append((run_start, 255, run_target))
-                result.append(edges)
-            self._byte_edges = result
-        return self._byte_edges
+                by_target: dict[int, int] = {}
+                for cls, target in enumerate(row):
+                    if target:
+                        by_target[target] = by_target.get(target, 0) | class_masks[cls]
+                result.append([(mask, target) for target, mask in by_target.items()])
+            self._mask_edges = result
+        return self._mask_edges
 
     def class_representatives(self) -> list[int]:
         """The smallest byte of each class."""
@@ -286,70 +282,97 @@ def _pruned(tables: _Tables) -> _Tables:
 # ---------------------------------------------------------------------------------------------
 
 
-def _byte_classes(nfa: NFA) -> list[int]:
-    """The first byte of every class: every byte where some NFA edge range starts or ends."""
-    cuts = {0}
-    for edges in nfa.edges:
-        for lo, hi, _ in edges:
-            cuts.add(lo)
-            cuts.add(hi + 1)
-    cuts.discard(256)
-    return sorted(cuts)
+def _byte_classes(nfa: NFA) -> tuple[list[int], dict[int, list[int]]]:
+    """The coarsest byte classes that no NFA edge tells apart (two bytes share a class when every
+    edge mask holds both or neither), numbered by their smallest byte: ``class_of[byte]``, and for
+    each distinct edge mask the classes it covers."""
+    masks = {mask for edges in nfa.edges for mask, _ in edges}
+    classes = [ir.FULL_MASK]
+    for mask in masks:
+        refined: list[int] = []
+        for cls in classes:
+            inside = cls & mask
+            if inside and inside != cls:
+                refined += (inside, cls ^ inside)
+            else:
+                refined.append(cls)
+        classes = refined
+    classes.sort(key=lambda cls: cls & -cls)
+    class_of = [0] * 256
+    for index, cls in enumerate(classes):
+        while cls:  # one step per run of adjacent bytes
+            lo = (cls & -cls).bit_length() - 1
+            run = cls >> lo
+            length = (run ^ (run + 1)).bit_length() - 1  # the trailing ones of run
+            class_of[lo : lo + length] = [index] * length
+            cls ^= ((1 << length) - 1) << lo
+    covered = {mask: [index for index, cls in enumerate(classes) if cls & mask] for mask in masks}
+    return class_of, covered
 
 
-def _class_table(cuts: list[int]) -> list[int]:
-    class_of: list[int] = []
-    for index, cut in enumerate(cuts):
-        end = cuts[index + 1] if index + 1 < len(cuts) else 256
-        class_of.extend([index] * (end - cut))
-    return class_of
+class _Moves:
+    """Per NFA state, byte class -> the union of the closures of its targets on that class."""
+
+    def __init__(self, nfa: NFA, covered: dict[int, list[int]]) -> None:
+        self.nfa = nfa
+        self.covered = covered
+        self._moves: dict[int, dict[int, frozenset[int]]] = {}
+
+    def of(self, state: int) -> dict[int, frozenset[int]]:
+        found = self._moves.get(state)
+        if found is None:
+            covered, closure = self.covered, self.nfa.closure
+            found = self._moves[state] = {}
+            for mask, target in self.nfa.edges[state]:
+                targets = closure(target)
+                for cls in covered[mask]:
+                    bucket = found.get(cls)
+                    found[cls] = targets if bucket is None or bucket is targets else bucket | targets
+        return found
 
 
 def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
     """Subset construction over byte classes, pruned; classes numbered in byte order."""
-    cuts = _byte_classes(nfa)
-    num_classes = len(cuts)
-    class_of = _class_table(cuts)
-    # Per NFA state: (first class, last class, closure of the target).
-    class_edges: dict[int, list[tuple[int, int, frozenset[int]]]] = {}
-    closure = nfa.closure
+    class_of, covered = _byte_classes(nfa)
+    rows, sets, start = _subsets(nfa, _Moves(nfa, covered), max(class_of) + 1, limits)
+    final = nfa.final
+    accepting = [final in members for members in sets]
+    distance, longest = _completion_lengths(rows, accepting)
+    return _pruned(_Tables(rows, class_of, accepting, start, distance, longest))
 
+
+def _subsets(
+    nfa: NFA, moves: _Moves, num_classes: int, limits: Limits
+) -> tuple[list[list[int]], list[frozenset[int]], int]:
+    """The reachable sets of NFA states (the empty set, dead, first) and their rows."""
     dead: frozenset[int] = frozenset()
     ids: dict[frozenset[int], int] = {dead: 0}
-    sets: list[frozenset[int]] = [dead]
-    start_set = closure(nfa.start)
-    start = ids.setdefault(start_set, len(sets))
-    if start == len(sets):
-        sets.append(start_set)
+    keys: list[frozenset[int]] = [dead]
+    start_key = nfa.closure(nfa.start)
+    start = ids.setdefault(start_key, len(keys))
+    if start == len(keys):
+        keys.append(start_key)
     rows: list[list[int]] = [[0] * num_classes]
-    index = 1
-    while index < len(sets):
-        members = sets[index]
-        index += 1
-        # Per class, the union of the target closures; a single contribution stays the closure
-        # itself (a frozenset whose hash is already cached), so most classes build no new set.
-        successors: dict[int, frozenset[int]] = {}
-        for s in members:
-            edges = class_edges.get(s)
-            if edges is None:
-                edges = class_edges[s] = [
-                    (class_of[lo], class_of[hi], closure(t)) for lo, hi, t in nfa.edges[s]
-                ]
-            for first, last, targets in edges:
-                for cls in range(first, last + 1):
+    moves_of = moves.of
+    for key in islice(keys, 1, None):  # grows while it is walked
+        members = iter(key)
+        successors = moves_of(next(members))
+        following = next(members, None)
+        if following is not None:
+            successors = dict(successors)
+            while following is not None:
+                for cls, targets in moves_of(following).items():
                     bucket = successors.get(cls)
-                    if bucket is None:
-                        successors[cls] = targets
-                    elif bucket is not targets:
-                        successors[cls] = bucket | targets
+                    successors[cls] = targets if bucket is None or bucket is targets else bucket | targets
+                following = next(members, None)
         row = [0] * num_classes
         for cls in sorted(successors):  # new states numbered in class order
-            key = successors[cls]
-            if not key:
+            target_key = successors[cls]
+            if not target_key:
                 continue
-            target = ids.get(key)
+            target = ids.get(target_key)
             if target is None:
-                target = len(sets)
+                target = len(keys)
                 if target > limits.max_states:
                     raise LimitError(
                         "max_states",
@@ -357,14 +380,11 @@ def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
                         f"the DFA needs more than {limits.max_states} states",
                         flag="--max-states",
                     )
-                ids[key] = target
-                sets.append(key)
+                ids[target_key] = target
+                keys.append(target_key)
             row[cls] = target
         rows.append(row)
-    final = nfa.final
-    accepting = [final in members for members in sets]
-    distance, longest = _completion_lengths(rows, accepting)
-    return _pruned(_Tables(rows, class_of, accepting, start, distance, longest))
+    return rows, keys, start
 
 
 def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
@@ -528,13 +548,16 @@ def _coarsest_partition(tables: _Tables) -> list[int]:
     return _hopcroft_blocks(rows, block_of)
 
 
-def _minimal(tables: _Tables, byte_order: Sequence[int]) -> _Tables:
+def _minimal(tables: _Tables, byte_order: Sequence[int], breadth_first: bool = False) -> _Tables:
     """Minimise pruned tables; number the states dead first, then breadth-first from the start,
-    following classes in ``byte_order``."""
+    following classes in ``byte_order``. ``breadth_first``: the tables are numbered so already (as
+    the subset construction numbers them), so when no two states merge they are the answer."""
     if tables.start == 0:
         return tables
     rows = tables.rows
     block_of = _coarsest_partition(tables)
+    if breadth_first and max(block_of) + 1 == len(rows):
+        return tables
     representative: dict[int, int] = {}
     for s, b in enumerate(block_of):
         representative.setdefault(b, s)
@@ -607,7 +630,7 @@ def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:
     # after if states were merged (that may make more columns equal). Both number classes by their first byte,
     # so byte order is class order and the canonical numbering is unchanged.
     tables = _merged_columns(tables)
-    minimal = _minimal(tables, range(len(tables.rows[0])))
+    minimal = _minimal(tables, range(len(tables.rows[0])), breadth_first=True)
     if len(minimal.rows) == len(tables.rows):  # only renumbered: no two columns became equal
         return minimal.to_dfa()
     return _merged_columns(minimal).to_dfa()

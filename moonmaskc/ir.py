@@ -137,7 +137,9 @@ def byte_range(lo: int, hi: int) -> Node:
 
 
 def literal(data: bytes) -> Node:
-    return seq(*(ByteSet(1 << b) for b in data))
+    if len(data) == 1:
+        return ByteSet(1 << data[0])
+    return Seq(tuple([ByteSet(1 << b) for b in data]))
 
 
 def text(value: str) -> Node:
@@ -148,10 +150,11 @@ def text(value: str) -> Node:
 def seq(*nodes: Node) -> Node:
     items: list[Node] = []
     for node in nodes:
-        if node == NOTHING:
+        kind = type(node)
+        if kind is Seq:
+            items.extend(node.items)  # type: ignore[union-attr]
+        elif kind is ByteSet and not node.mask:  # type: ignore[union-attr]
             return NOTHING
-        if isinstance(node, Seq):
-            items.extend(node.items)
         else:
             items.append(node)
     if len(items) == 1:

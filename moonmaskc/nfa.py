@@ -1,8 +1,9 @@
-"""Thompson construction: IR over bytes to an epsilon-NFA over byte ranges.
+"""Thompson construction: IR over bytes to an epsilon-NFA over byte sets.
 
 Takes: an ``ir.Node`` and ``Limits``. Hands on: an ``NFA`` with one start and one final state, byte
-range edges ``(lo, hi, target)`` and epsilon edges, plus ``closure(state)``: the states reachable by
-epsilon moves that matter to the subset construction (those with byte edges, and the final state).
+edges ``(mask, target)`` (``mask`` a 256-bit integer, bit b set = byte b, as in ``ir.ByteSet``) and
+epsilon edges, plus ``closure(state)``: the states reachable by epsilon moves that matter to the
+subset construction (those with byte edges, and the final state).
 
 Counted repetitions ``x{m,n}`` become m copies of ``x`` and n - m optional copies whose skip edges
 jump straight to the exit, so a state set after k bytes never holds more than O(1) copies: this
@@ -18,10 +19,10 @@ from moonmaskc.limits import Limits
 
 
 class NFA:
-    """A Thompson NFA. ``edges[s]`` are byte ranges, ``epsilon[s]`` epsilon targets."""
+    """A Thompson NFA. ``edges[s]`` are (byte mask, target) pairs, ``epsilon[s]`` epsilon targets."""
 
     def __init__(self, limits: Limits) -> None:
-        self.edges: list[list[tuple[int, int, int]]] = []
+        self.edges: list[list[tuple[int, int]]] = []
         self.epsilon: list[list[int]] = []
         self.limits = limits
         self._max_states = limits.max_nfa_states
@@ -77,8 +78,8 @@ class NFA:
         for byte in data:
             following: set[int] = set()
             for s in current:
-                for lo, hi, target in self.edges[s]:
-                    if lo <= byte <= hi:
+                for mask, target in self.edges[s]:
+                    if mask >> byte & 1:
                         following |= self.closure(target)
             current = following
             if not current:
@@ -94,35 +95,16 @@ def build_nfa(node: ir.Node, limits: Limits | None = None) -> NFA:
     return nfa
 
 
-def _mask_ranges(mask: int) -> list[tuple[int, int]]:
-    """The runs of set bits of ``mask`` as inclusive (lo, hi) ranges, one big-int step per run."""
-    ranges: list[tuple[int, int]] = []
-    while mask:
-        lo = (mask & -mask).bit_length() - 1
-        run = mask >> lo
-        length = (run ^ (run + 1)).bit_length() - 1  # trailing ones of run
-        ranges.append((lo, lo + length - 1))
-        mask &= ~(((1 << length) - 1) << lo)
-    return ranges
-
-
 class _Builder:
     def __init__(self, nfa: NFA) -> None:
         self.nfa = nfa
-        self._ranges: dict[int, list[tuple[int, int]]] = {}
-
-    def ranges(self, mask: int) -> list[tuple[int, int]]:
-        cached = self._ranges.get(mask)
-        if cached is None:
-            cached = self._ranges[mask] = _mask_ranges(mask)
-        return cached
 
     def build(self, node: ir.Node, entry: int) -> int:
         """Add ``node`` starting at ``entry``; return its exit state."""
         nfa = self.nfa
         if isinstance(node, ir.ByteSet):
             exit_state = nfa.new_state()
-            nfa.edges[entry] += [(lo, hi, exit_state) for lo, hi in self.ranges(node.mask)]
+            nfa.edges[entry].append((node.mask, exit_state))
             return exit_state
         if isinstance(node, ir.Seq):
             current = entry
@@ -175,11 +157,11 @@ class _Builder:
         nfa.epsilon[entry].append(first - 1 + dfa.start)
         accepting = dfa.accepting.tolist()
         edges = nfa.edges
-        for q, row in enumerate(dfa.byte_edges()):
+        for q, row in enumerate(dfa.mask_edges()):
             if q == 0:
                 continue
             state = first - 1 + q
-            edges[state] = [(lo, hi, first - 1 + target) for lo, hi, target in row]
+            edges[state] = [(mask, first - 1 + target) for mask, target in row]
             if accepting[q]:
                 nfa.epsilon[state].append(exit_state)
         return exit_state

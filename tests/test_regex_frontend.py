@@ -197,6 +197,23 @@ def test_limits_bound_counted_repetition() -> None:
         parse("(?:ab){12,}", limits)
 
 
+@pytest.mark.parametrize(
+    "pattern", ["\\x41*b", "a\\x41{2}", "[ab]c+d", "x\\d?\\.y", "\\12*", "\\u0041{2}\\x42", ".[a]*."]
+)
+def test_quantifier_binds_to_the_last_atom_of_a_run(pattern: str) -> None:
+    """Runs of unquantified atoms are one token; the atom a quantifier follows stays out of it,
+    and an escape is never cut short to let a run end earlier (``\\x41*`` is ``A*``)."""
+    if pattern == "\\12*":
+        with pytest.raises(UnsupportedError, match="backreference \\\\12"):
+            parse(pattern)
+        return
+    alphabet = "ABabcdxy1."
+    texts = [""]
+    for _ in range(4):
+        texts += [text + char for text in texts if len(text) == len(texts[-1]) for char in alphabet]
+    assert_fullmatch_agrees(pattern, texts)
+
+
 @pytest.mark.parametrize("pattern", ["[a-z]{1,2000}", "(ab|cd){0,500}"])
 def test_large_counted_repetitions_compile_fast(pattern: str) -> None:
     began = time.perf_counter()
@@ -247,6 +264,10 @@ UNSUPPORTED = [
     ("\\N{DASH}", "named character escape", 0),
     ("ab\\ud800", "surrogate code point", 2),
     ("\\a", "escape \\a", 0),
+    # inside a run of unquantified atoms (one ATOMS token): positions still point at the atom
+    ("x.[ab]\\1", "backreference \\1", 6),
+    ("0[1-9]\\p{L}z", "Unicode property escape", 6),
+    ("ab[^\\N{DASH}]c", "named character escape", 4),
 ]
 
 
@@ -283,6 +304,8 @@ SYNTAX = [
     ("\\u12", "incomplete escape \\u", 0),
     ("\\q", "bad escape \\q", 0),
     ("(?P<n>a)(?P<n>b)", "group name 'n' is defined twice", 8),
+    ("ab[cd][z-a]", "bad character range z-a", 7),
+    ("0[1-9]\\x4g", "incomplete escape \\x", 6),
 ]
 
 

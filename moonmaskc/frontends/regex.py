@@ -155,6 +155,25 @@ def _escape_pattern() -> re.Pattern[str]:
     return re.compile(_parser().get_terminal("ESCAPE").pattern.value)
 
 
+_LITERAL_CHARS = r"[^\\^$.|?*+()\[{]"
+
+
+@cache
+def _atom_pattern() -> re.Pattern[str]:
+    """One item of an ATOMS run: a run of literals, '.', an escape or a character class (the
+    grammar's own ESCAPE and CHAR_CLASS patterns; ATOMS is checked to be made of exactly these)."""
+    parser = _parser()
+    escape = parser.get_terminal("ESCAPE").pattern.value
+    char_class = parser.get_terminal("CHAR_CLASS").pattern.value
+    escape_items = escape.replace("\\(", "\\(?:", 1)
+    expected = f"(?:(?>{_LITERAL_CHARS}|\\.|{escape_items}|{char_class})(?![*+?{{]))+"
+    atoms = parser.get_terminal("ATOMS").pattern.value
+    assert atoms == expected, (atoms, expected)
+    return re.compile(
+        f"(?P<literals>{_LITERAL_CHARS}+)|(?P<dot>\\.)|(?P<escape>{escape})|(?P<char_class>{char_class})"
+    )
+
+
 @cache
 def _dot_node(flavor: Flavor) -> ir.Node:
     return utf8.any_char(exclude=flavor.dot_excludes)
@@ -327,7 +346,11 @@ class _IRBuilder(Transformer[Token, Any]):
         branch: _Branch = children[0]
         if branch.dollar_position is not None:
             raise _misplaced_anchor("$", branch.dollar_position)
-        branch.items.append(children[1])
+        item = children[1]
+        if type(item) is list:  # the atoms of an ATOMS run
+            branch.items += item
+        else:
+            branch.items.append(item)
         return branch
 
     def concat_repeat(self, children: list[Any]) -> _Branch:
@@ -380,44 +403,33 @@ class _IRBuilder(Transformer[Token, Any]):
 
     # -- tokens with a meaning of their own (run when the parser shifts them) ----------------
 
-    def LITERALS(self, token: Token) -> ir.Node:
-        return _text_node(str(token), _start(token))
+    def ATOMS(self, token: Token) -> list[ir.Node]:
+        text = str(token)
+        base = _start(token)
+        nodes: list[ir.Node] = []
+        for match in _atom_pattern().finditer(text):
+            kind, item, position = match.lastgroup, match.group(), base + match.start()
+            if kind == "literals":
+                nodes.append(_text_node(item, position))
+            elif kind == "dot":
+                nodes.append(_dot_node(_CONTEXT.get().flavor))
+            elif kind == "escape":
+                nodes.append(_escape_node(item, position))
+            else:
+                nodes.append(_class_node(item, position))
+        return nodes
 
     def LITERAL(self, token: Token) -> ir.Node:
         return _text_node(str(token), _start(token))
 
     def ESCAPE(self, token: Token) -> ir.Node:
-        text = str(token)
-        letter = text[1]
-        if len(text) == 2 and letter in "dwsDWS":
-            return _shorthand_node(_CONTEXT.get().flavor, letter)
-        return _code_points_node(_escape_ranges(text, _start(token), in_class=False))
+        return _escape_node(str(token), _start(token))
 
     def DOT(self, token: Token) -> ir.Node:
         return _dot_node(_CONTEXT.get().flavor)
 
     def CHAR_CLASS(self, token: Token) -> ir.Node:
-        text = str(token)
-        negated = text.startswith("[^")
-        body_start = 2 if negated else 1
-        base = _start(token) + body_start
-        escape = _escape_pattern()
-        ranges: Ranges = []
-        for match in _class_item_pattern().finditer(text, body_start, len(text) - 1):
-            item = match.group()
-            position = base + match.start() - body_start
-            if len(item) == 1:
-                code_point = _checked_code_point(ord(item), item, position)
-                ranges.append((code_point, code_point))
-            elif len(item) == 3 and item[0] != "\\" and item[2] != "\\" and item[0] < item[2] < "\ud800":
-                ranges.append((ord(item[0]), ord(item[2])))  # a plain range like a-z: nothing to check
-            elif escape.fullmatch(item):
-                ranges.extend(_escape_ranges(item, position, in_class=True))
-            else:
-                ranges.append(_class_range(item, position))
-        if negated:
-            ranges = utf8.complement(ranges)
-        return _code_points_node(ranges)
+        return _class_node(str(token), _start(token))
 
     def NAMED_GROUP_OPEN(self, token: Token) -> Token:
         text = str(token)
@@ -457,6 +469,38 @@ class _IRBuilder(Transformer[Token, Any]):
         raise _unsupported(
             f"backreference '{token}'", "a backreference is not a regular language", _start(token)
         )
+
+
+def _escape_node(text: str, position: int) -> ir.Node:
+    """One escape outside a class (the ESCAPE syntax) at ``position`` in the pattern."""
+    letter = text[1]
+    if len(text) == 2 and letter in "dwsDWS":
+        return _shorthand_node(_CONTEXT.get().flavor, letter)
+    return _code_points_node(_escape_ranges(text, position, in_class=False))
+
+
+def _class_node(text: str, start: int) -> ir.Node:
+    """A whole character class (the CHAR_CLASS syntax) starting at ``start`` in the pattern."""
+    negated = text.startswith("[^")
+    body_start = 2 if negated else 1
+    base = start + body_start
+    escape = _escape_pattern()
+    ranges: Ranges = []
+    for match in _class_item_pattern().finditer(text, body_start, len(text) - 1):
+        item = match.group()
+        position = base + match.start() - body_start
+        if len(item) == 1:
+            code_point = _checked_code_point(ord(item), item, position)
+            ranges.append((code_point, code_point))
+        elif len(item) == 3 and item[0] != "\\" and item[2] != "\\" and item[0] < item[2] < "\ud800":
+            ranges.append((ord(item[0]), ord(item[2])))  # a plain range like a-z: nothing to check
+        elif escape.fullmatch(item):
+            ranges.extend(_escape_ranges(item, position, in_class=True))
+        else:
+            ranges.append(_class_range(item, position))
+    if negated:
+        ranges = utf8.complement(ranges)
+    return _code_points_node(ranges)
 
 
 def _alternation(branches: list[_Branch]) -> ir.Node:
@@ -620,6 +664,8 @@ MAX_GROUP_NESTING = 1000
 
 def _check_nesting(pattern: str) -> None:
     """Refuse groups nested deeper than ``MAX_GROUP_NESTING`` before any recursive pass sees them."""
+    if pattern.count("(") <= MAX_GROUP_NESTING:
+        return
     depth = 0
     index = 0
     in_class = False
