@@ -21,6 +21,7 @@ import numpy as np
 
 from moonmaskc import ir
 from moonmaskc.errors import LimitError
+from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
 from moonmaskc.nfa import NFA, build_nfa
 
@@ -622,7 +623,11 @@ def _empty_dfa() -> DFA:
 
 def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:
     """IR to minimal DFA: Thompson NFA, subset construction, pruning, minimisation."""
-    limits = limits or Limits()
+    with collector_paused():
+        return _compile_ir(node, limits or Limits())
+
+
+def _compile_ir(node: ir.Node, limits: Limits) -> DFA:
     tables = _subset_tables(build_nfa(node, limits), limits)
     if tables.start == 0:
         return _empty_dfa()

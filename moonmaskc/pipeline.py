@@ -17,6 +17,7 @@ from moonmaskc.artifact import Artifact
 from moonmaskc.dfa import compile_ir
 from moonmaskc.errors import MoonmaskError
 from moonmaskc.frontends import FrontendResult
+from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
 from moonmaskc.version import __version__
 
@@ -123,7 +124,17 @@ def compile_source(
     progress: ProgressCallback | None = None,
 ) -> Artifact:
     """Compile ``source`` of ``kind`` into an artifact (with a token table for ``options.tokenizer``)."""
-    options = options or CompileOptions()
+    with collector_paused():
+        return _compile_source(kind, source, options or CompileOptions(), source_name, progress)
+
+
+def _compile_source(
+    kind: Kind,
+    source: Any,
+    options: CompileOptions,
+    source_name: str | None,
+    progress: ProgressCallback | None,
+) -> Artifact:
     started = time.perf_counter()
     try:
         result = run_frontend(kind, source, options)
@@ -170,7 +181,10 @@ def link(
     started = time.perf_counter()
     vocabulary = load_vocabulary(tokenizer, eos=eos)
     max_cells = (limits or Limits()).max_table_cells
-    artifact.token_table = build_token_table(artifact.dfa, vocabulary, progress=progress, max_cells=max_cells)
+    with collector_paused():
+        artifact.token_table = build_token_table(
+            artifact.dfa, vocabulary, progress=progress, max_cells=max_cells
+        )
     artifact.metadata["vocabulary"] = {
         "name": vocabulary.name,
         "size": vocabulary.size,

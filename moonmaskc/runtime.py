@@ -32,6 +32,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Guide", "MonkeyResult", "load"]
 
+# A mask row in which at most this many words differ from all-zeros (or from all-ones) is filled by
+# setting that background and writing those words: a decoding step finds the mask table cold in the
+# cache (the model ran in between), and this reads a few hundred bytes instead of the whole row.
+_SPARSE_WORDS = 64
+
+# How one state's mask is written: (background, word indices, values), or (None, None, whole row).
+_Fill = tuple[int | None, np.ndarray | None, np.ndarray]
+
 
 def load(path: str | os.PathLike[str], tokenizer: Any = None) -> Guide:
     """The ``Guide`` of the artifact at ``path`` (see ``Guide.load``)."""
@@ -68,7 +76,11 @@ class Guide:
             array.flags.writeable = False
         self._token_class = table.token_class
         self._class_next = table.class_next
-        self._state_rows: list[np.ndarray] = [table.mask_rows[r] for r in table.state_row.tolist()]
+        self._fills: dict[np.dtype[Any], list[_Fill]] = {
+            np.dtype(dtype): _state_fills(table.mask_rows, table.state_row, dtype)
+            for dtype in (np.int32, np.uint32)
+        }
+        self._warm_fills()
         lengths = np.asarray(table.vocab_arrays["vocab_token_lengths"], dtype=np.int64)
         self._token_ends = np.cumsum(lengths)
         self._token_data = np.asarray(table.vocab_arrays["vocab_token_bytes"], dtype=np.uint8).tobytes()
@@ -179,8 +191,16 @@ class Guide:
         if type(out) is np.ndarray and out.ndim == 2 and out.shape[1] == self._words and type(state) is int:
             if not 0 <= state < self._num_states:
                 raise RuntimeInputError(f"state {state} is not a state of this guide")
-            out[row] = self._state_rows[state]  # the fast path: one row copy, no other work
-            return
+            fills = self._fills.get(out.dtype)
+            if fills is not None:  # the fast path: int32 or uint32 rows, no conversion
+                background, indices, values = fills[state]
+                target = out[row]
+                if indices is None:
+                    target[...] = values
+                else:
+                    target.fill(background)
+                    target[indices] = values
+                return
         mask = self.mask(state)
         if _is_torch(out):
             target = out[row] if out.dim() == 2 else out
@@ -194,6 +214,17 @@ class Guide:
         self._check_words(int(target.shape[-1]))
         target[: self._words] = mask.view(target.dtype) if target.dtype.itemsize == 4 else mask
         target[self._words :] = 0
+
+    def _warm_fills(self) -> None:
+        """Run each branch of the fast path once, so that numpy's one-time setup for these copies
+        happens at load and not in the first decoding step."""
+        for dtype, fills in self._fills.items():
+            scratch = np.zeros((1, self._words), dtype=dtype)
+            dense = next((s for s, fill in enumerate(fills) if fill[1] is None), None)
+            sparse = next((s for s, fill in enumerate(fills) if fill[1] is not None), None)
+            for state in (dense, sparse):
+                if state is not None:
+                    self.fill_bitmask(state, scratch)
 
     def _check_words(self, words: int) -> None:
         if words < self._words:
@@ -329,6 +360,26 @@ class Guide:
             start = int(ends[token - 1]) if token else 0
             pieces.append(data[start : int(ends[token])])
         return b"".join(pieces)
+
+
+def _state_fills(mask_rows: np.ndarray, state_row: np.ndarray, dtype: type[np.generic]) -> list[_Fill]:
+    """How to write each state's mask into an array of ``dtype`` (int32 or uint32, the row's bits
+    unchanged): sparse rows as background plus words, the others as a whole-row copy."""
+    rows = mask_rows.view(dtype)
+    ones = np.array(0xFFFFFFFF, dtype=np.uint32).view(dtype).item()
+    nonzero = np.count_nonzero(mask_rows, axis=1).tolist()
+    not_full = np.count_nonzero(mask_rows != 0xFFFFFFFF, axis=1).tolist()
+    by_row: list[_Fill] = []
+    for index, row in enumerate(rows):
+        if nonzero[index] <= _SPARSE_WORDS:
+            words = np.flatnonzero(row)
+            by_row.append((0, words, row[words]))
+        elif not_full[index] <= _SPARSE_WORDS:
+            words = np.flatnonzero(mask_rows[index] != 0xFFFFFFFF)
+            by_row.append((ones, words, row[words]))
+        else:
+            by_row.append((None, None, row))
+    return [by_row[r] for r in state_row.tolist()]
 
 
 def _is_torch(value: Any) -> bool:
