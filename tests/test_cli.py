@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -66,9 +67,11 @@ def test_inspect_summary_table_json_and_dot(runner: CliRunner, tmp_path: Path) -
     result = runner.invoke(main, ["inspect", str(out)])
     assert result.exit_code == 0, result.output
     assert "ab[cd]*e" in result.output and "shortest completion" in result.output
+    assert re.search(r"compile time: front end \d+ ms, DFA \d+ ms\n", result.output)  # no table here
     result = runner.invoke(main, ["inspect", str(out), "--json"])
     data = json.loads(result.output)
     assert data["kind"] == "regex" and data["states"] == len(data["state_table"])
+    assert set(data["timings"]) == {"frontend_s", "dfa_s"}
     start = next(row for row in data["state_table"] if row["start"])
     assert start["shortest_completion"] == "abe" and start["distance"] == 3
     assert data["grammar"] == "ab[cd]*e"
@@ -186,6 +189,9 @@ def test_relink_an_artifact_to_another_vocabulary(runner: CliRunner, tmp_path: P
     assert artifact.metadata["source"] == "(yes|no|maybe)"
     data = json.loads(runner.invoke(main, ["inspect", str(linked), "--json"]).output)
     assert data["token_table"]["vocab_size"] == 257
+    assert set(data["timings"]) == {"frontend_s", "dfa_s", "token_table_s"}
+    text = runner.invoke(main, ["inspect", str(linked)]).output
+    assert re.search(r"compile time: front end \d+ ms, DFA \d+ ms, token table \d+ ms", text)
 
 
 def test_compile_against_a_gguf_model_vocabulary(runner: CliRunner, tmp_path: Path) -> None:

@@ -58,6 +58,7 @@ def summarize(artifact: Artifact, path: Path) -> dict[str, Any]:
         "grammar": meta.get("grammar"),
         "grammar_truncated": meta.get("grammar_truncated", False),
         "compiler": meta.get("compiler"),
+        "timings": meta.get("timings", {}),
         "vocabulary": meta.get("vocabulary"),
     }
     table = artifact.token_table
@@ -107,6 +108,9 @@ def _ranges_label(ranges: list[tuple[int, int]]) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+_TIMING_NAMES = (("frontend_s", "front end"), ("dfa_s", "DFA"), ("token_table_s", "token table"))
+
+
 @click.command("inspect")
 @click.argument("artifact_path", metavar="ARTIFACT", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
@@ -154,6 +158,10 @@ def inspect_command(
         )
     if summary.get("token_table"):
         out.print(f"  token table: {summary['token_table']}", markup=False)
+    if summary["timings"]:
+        timings = summary["timings"]
+        spent = [f"{name} {timings[key] * 1000:.0f} ms" for key, name in _TIMING_NAMES if key in timings]
+        out.print(f"  compile time: {', '.join(spent)}", markup=False)
     grammar = str(summary["grammar"])
     truncated = " (truncated in the artifact)" if summary["grammar_truncated"] else ""
     out.print(f"  grammar{truncated}: {_clip(grammar, full)}", markup=False)
