@@ -373,21 +373,27 @@ class _Walk:
             return self.node(branch, where)
         return self.all_of([base, branch], where)
 
-    def complement(self, schema: Any, where: str, keyword: str) -> DFA | None:
-        """Canonical values (depth-bounded) that ``schema`` rejects; None if dropped under lenient."""
+    @contextmanager
+    def bounded_subwalk(self) -> Iterator[_Flags]:
+        """Walk a part that will go through a DFA product (``not``, ``if``, ``oneOf``): with fresh
+        flags (handed to the block, and filled when it ends) and a depth budget when none is set
+        yet; afterwards the outer flags learn what the part recorded and the budget is restored."""
         saved_flags, saved_budget = self.flags, self.budget_end
-        self.flags = _Flags()
+        inner = self.flags = _Flags()
         if self.budget_end is None:
             self.budget_end = self.nesting + self.limits.max_depth
         try:
-            operand = self.node(schema, where)
-            flags = self.flags
+            yield inner
         finally:
             self.budget_end = saved_budget
-            inner = self.flags
             self.flags = saved_flags
-            self.flags.ordered |= inner.ordered
-            self.flags.ref_cut |= inner.ref_cut
+            saved_flags.ordered |= inner.ordered
+            saved_flags.ref_cut |= inner.ref_cut
+
+    def complement(self, schema: Any, where: str, keyword: str) -> DFA | None:
+        """Canonical values (depth-bounded) that ``schema`` rejects; None if dropped under lenient."""
+        with self.bounded_subwalk() as flags:
+            operand = self.node(schema, where)
         if flags.ordered or flags.ref_cut:
             why = (
                 "its objects have a fixed key order (more than one property), so the complement would "
@@ -433,20 +439,10 @@ class _Walk:
                     *(self.with_base(object_base, b, w) for b, w in zip(branches, wheres, strict=True))
                 )
                 return ir.alt(objects, self.one_of(other_base, branches, where))
-        saved_flags, saved_budget = self.flags, self.budget_end
-        self.flags = _Flags()
-        if self.budget_end is None:
-            self.budget_end = self.nesting + self.limits.max_depth
-        try:
+        with self.bounded_subwalk() as flags:
             nodes = [self.with_base(base, b, w) for b, w in zip(branches, wheres, strict=True)]
-            flags = self.flags
+            assert self.budget_end is not None
             depth = self.budget_end - self.nesting
-        finally:
-            self.budget_end = saved_budget
-            inner = self.flags
-            self.flags = saved_flags
-            self.flags.ordered |= inner.ordered
-            self.flags.ref_cut |= inner.ref_cut
         if flags.ordered or flags.ref_cut:
             self.refuse(
                 "oneOf",
