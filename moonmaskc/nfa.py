@@ -9,6 +9,12 @@ Counted repetitions ``x{m,n}`` become m copies of ``x`` and n - m optional copie
 jump straight to the exit, so a state set after k bytes never holds more than O(1) copies: this
 keeps ``[a-z]{1,2000}`` linear instead of quadratic. Embedded DFAs (``ir.Automaton``) are copied in
 state by state.
+
+Fewer states than the textbook construction: the branches of an alternation and the body of a
+repetition start at the state they are entered from, not at a fresh state behind an epsilon edge.
+That is sound because no construction ever adds an edge *into* the state it starts from (a star
+loops back to a loop state of its own, every exit is a fresh state), so what leaves a shared entry
+is exactly the union of the branches.
 """
 
 from __future__ import annotations
@@ -113,10 +119,8 @@ class _Builder:
             return current
         if isinstance(node, ir.Alt):
             exit_state = nfa.new_state()
-            for item in node.items:
-                branch_entry = nfa.new_state()
-                nfa.epsilon[entry].append(branch_entry)
-                nfa.epsilon[self.build(item, branch_entry)].append(exit_state)
+            for item in node.items:  # every branch leaves from the entry itself (see the docstring)
+                nfa.epsilon[self.build(item, entry)].append(exit_state)
             return exit_state
         if isinstance(node, ir.Repeat):
             return self._repeat(node, entry)
@@ -128,20 +132,16 @@ class _Builder:
         for _ in range(node.min):
             current = self.build(node.item, current)
         if node.max is None:
-            loop = nfa.new_state()
+            loop = nfa.new_state()  # a state of its own: the body returns here, never to ``current``
             nfa.epsilon[current].append(loop)
-            body_entry = nfa.new_state()
-            nfa.epsilon[loop].append(body_entry)
-            nfa.epsilon[self.build(node.item, body_entry)].append(loop)
+            nfa.epsilon[self.build(node.item, loop)].append(loop)
             exit_state = nfa.new_state()
             nfa.epsilon[loop].append(exit_state)
             return exit_state
         exit_state = nfa.new_state()
         for _ in range(node.max - node.min):
             nfa.epsilon[current].append(exit_state)
-            body_entry = nfa.new_state()
-            nfa.epsilon[current].append(body_entry)
-            current = self.build(node.item, body_entry)
+            current = self.build(node.item, current)
         nfa.epsilon[current].append(exit_state)
         return exit_state
 
