@@ -32,20 +32,13 @@ def _joint_classes(dfas: Sequence[DFA]) -> tuple[np.ndarray, np.ndarray]:
     return inverse.reshape(-1).astype(np.int32), unique_rows
 
 
-def product(dfas: Sequence[DFA], accept: AcceptRule, limits: Limits | None = None) -> DFA:
-    """The minimal DFA of the strings whose per-DFA acceptance flags satisfy ``accept``."""
-    limits = limits or Limits()
-    if not dfas:
-        raise ValueError("product needs at least one DFA")
-    byte_class, columns = _joint_classes(dfas)
-    num_classes = columns.shape[0]
-    tables = [d.transitions[:, columns[:, i]].tolist() for i, d in enumerate(dfas)]
-    accepting = [d.accepting.tolist() for d in dfas]
-    dead_cache: dict[tuple[bool, ...], bool] = {}
+def _hopeless_rule(accept: AcceptRule) -> Callable[[tuple[bool, ...]], bool]:
+    """Whether a tuple whose members are live as flagged can never accept, whatever the live
+    members do next (cached per pattern; undecided, so False, past a dozen live members)."""
+    cache: dict[tuple[bool, ...], bool] = {}
 
-    def hopeless(state: tuple[int, ...]) -> bool:
-        live = tuple(s != 0 for s in state)
-        cached = dead_cache.get(live)
+    def hopeless(live: tuple[bool, ...]) -> bool:
+        cached = cache.get(live)
         if cached is None:
             live_positions = [i for i, flag in enumerate(live) if flag]
             if len(live_positions) > _MAX_LIVE_FOR_DEADNESS_CHECK:
@@ -53,14 +46,33 @@ def product(dfas: Sequence[DFA], accept: AcceptRule, limits: Limits | None = Non
             else:
                 cached = True
                 for flags in itertools.product((False, True), repeat=len(live_positions)):
-                    full = [False] * len(state)
+                    full = [False] * len(live)
                     for position, flag in zip(live_positions, flags, strict=True):
                         full[position] = flag
                     if accept(full):
                         cached = False
                         break
-            dead_cache[live] = cached
+            cache[live] = cached
         return cached
+
+    return hopeless
+
+
+def product(dfas: Sequence[DFA], accept: AcceptRule, limits: Limits | None = None) -> DFA:
+    """The minimal DFA of the strings whose per-DFA acceptance flags satisfy ``accept``."""
+    limits = limits or Limits()
+    if not dfas:
+        raise ValueError("product needs at least one DFA")
+    if len(dfas) == 2:
+        return _pair_product(dfas[0], dfas[1], accept, limits)
+    byte_class, columns = _joint_classes(dfas)
+    num_classes = columns.shape[0]
+    tables = [d.transitions[:, columns[:, i]].tolist() for i, d in enumerate(dfas)]
+    accepting = [d.accepting.tolist() for d in dfas]
+    live_hopeless = _hopeless_rule(accept)
+
+    def hopeless(state: tuple[int, ...]) -> bool:
+        return live_hopeless(tuple(s != 0 for s in state))
 
     dead = tuple(0 for _ in dfas)
     ids: dict[tuple[int, ...], int] = {dead: 0}
@@ -103,6 +115,67 @@ def product(dfas: Sequence[DFA], accept: AcceptRule, limits: Limits | None = Non
         dtype=bool,
     )
     return minimize(prune(DFA(transitions, byte_class, accept_flags, start_id)))
+
+
+def _pair_product(a: DFA, b: DFA, accept: AcceptRule, limits: Limits) -> DFA:
+    """``product`` of two DFAs, breadth-first one level at a time with numpy: a pair of states is
+    the code ``sa * |b| + sb`` and a level's targets are looked up among the codes seen so far with
+    a sorted array. States are numbered as a sequential breadth-first walk would number them."""
+    byte_class, columns = _joint_classes([a, b])
+    table_a = a.transitions[:, columns[:, 0]].astype(np.int64)
+    table_b = b.transitions[:, columns[:, 1]].astype(np.int64)
+    size_b = table_b.shape[0]
+    hopeless = _hopeless_rule(accept)
+    # hopeless_by_live[live_a, live_b]: a pair that can never accept goes to the dead state at once
+    hopeless_by_live = np.array([[hopeless((x, y)) for y in (False, True)] for x in (False, True)])
+    start = a.start * size_b + b.start
+    if hopeless_by_live[int(a.start != 0), int(b.start != 0)]:
+        nothing = DFA(np.zeros((1, columns.shape[0]), np.int32), byte_class, np.zeros(1, dtype=bool), 0)
+        return minimize(prune(nothing))
+    known_codes = np.array([0, start], dtype=np.int64)  # sorted: the codes seen so far
+    known_ids = np.array([0, 1], dtype=np.int64)
+    codes = [np.array([0], dtype=np.int64), np.array([start], dtype=np.int64)]  # per level, in id order
+    rows = [np.zeros((1, columns.shape[0]), dtype=np.int64)]
+    frontier = codes[1]
+    count = 2
+    while len(frontier):
+        targets_a = table_a[frontier // size_b]
+        targets_b = table_b[frontier % size_b]
+        targets = targets_a * size_b + targets_b
+        targets[hopeless_by_live[(targets_a != 0).astype(np.intp), (targets_b != 0).astype(np.intp)]] = 0
+        flat = targets.ravel()
+        position = np.minimum(np.searchsorted(known_codes, flat), len(known_codes) - 1)
+        unseen = known_codes[position] != flat
+        if unseen.any():
+            fresh, first = np.unique(flat[unseen], return_index=True)
+            fresh = fresh[np.argsort(first, kind="stable")]  # in the order a sequential walk finds them
+            if count + len(fresh) - 1 > limits.max_states:
+                raise LimitError(
+                    "max_states",
+                    limits.max_states,
+                    f"a product of 2 automata needs more than {limits.max_states} states",
+                    flag="--max-states",
+                )
+            fresh_ids = np.arange(count, count + len(fresh), dtype=np.int64)
+            count += len(fresh)
+            merged_codes = np.concatenate([known_codes, fresh])
+            order = np.argsort(merged_codes, kind="stable")
+            known_codes = merged_codes[order]
+            known_ids = np.concatenate([known_ids, fresh_ids])[order]
+            position = np.searchsorted(known_codes, flat)
+            frontier = fresh
+            codes.append(fresh)
+        else:
+            frontier = fresh = np.empty(0, dtype=np.int64)
+        rows.append(known_ids[position].reshape(targets.shape))
+    transitions = np.concatenate(rows).astype(np.int32)
+    all_codes = np.concatenate(codes)
+    accept_table = np.array([[bool(accept([x, y])) for y in (False, True)] for x in (False, True)])
+    accepting = accept_table[
+        a.accepting[all_codes // size_b].astype(np.intp), b.accepting[all_codes % size_b].astype(np.intp)
+    ]
+    accepting[0] = False
+    return minimize(prune(DFA(transitions, byte_class, accepting, 1)))
 
 
 def intersect(a: DFA, b: DFA, limits: Limits | None = None) -> DFA:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable, Sequence
 from functools import cache
 
 import numpy as np
@@ -128,6 +129,28 @@ def test_products_match_set_semantics(left: ir.Node, right: ir.Node) -> None:
         for s in STRINGS:
             assert combined.accepts(s) == rule(a.accepts(s), b.accepts(s)), (name, s)
     assert dfa_ops.disjoint(a, b) == (operations["intersect"][0].start == 0)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(ir_nodes(), ir_nodes())
+def test_two_way_products_equal_the_general_product(left: ir.Node, right: ir.Node) -> None:
+    """Products of two DFAs take a vectorised path; a third, universal DFA sends the same product
+    through the general one, and the two minimal DFAs must be identical."""
+    a, b = compile_ir(left), compile_ir(right)
+    anything = compile_ir(ir.star(ir.byte_range(0, 255)))
+    rules: list[Callable[[Sequence[bool]], bool]] = [
+        all,
+        any,
+        lambda flags: flags[0] and not flags[1],
+        lambda flags: sum(flags) == 1,
+    ]
+    for rule in rules:
+        pair = dfa_ops.product([a, b], rule)
+        general = dfa_ops.product([a, b, anything], lambda flags, rule=rule: rule(flags[:2]) and flags[2])
+        assert pair.start == general.start
+        assert np.array_equal(pair.transitions, general.transitions)
+        assert np.array_equal(pair.byte_class, general.byte_class)
+        assert np.array_equal(pair.accepting, general.accepting)
 
 
 def test_embedded_automaton_is_spliced_in() -> None:
