@@ -483,9 +483,12 @@ def _hopcroft_blocks(transitions: Sequence[Sequence[int]], seed: Sequence[int]) 
     """Hopcroft's partition refinement of the partition ``seed`` on a pruned DFA whose state 0 is
     dead and alone in its block.
 
-    The dead state's block never serves as a splitter: once the partition is stable under every
-    live block it is stable under the dead one too (its preimage is the complement of the others'),
-    so only live transitions are ever visited.
+    The seed must give all states of a block the same set of classes that lead to a live state (as
+    ``_seed_partition`` does), i.e. be stable under the union of the live states. Then neither the
+    dead state's block nor the largest live block has to serve as a first splitter: stability under
+    every other block implies stability under those two, whose preimages are what the union's
+    preimage leaves of the others' (the "all blocks but one" start of Hopcroft's algorithm). So
+    only live transitions are ever visited, and those into the largest block not at first.
     """
     n = len(transitions)
     incoming: list[list[tuple[int, int]]] = [[] for _ in range(n)]
@@ -501,6 +504,7 @@ def _hopcroft_blocks(transitions: Sequence[Sequence[int]], seed: Sequence[int]) 
     block_of = list(seed)
     pending = set(range(len(blocks)))
     pending.discard(block_of[0])
+    pending.discard(max(pending, key=lambda b: len(blocks[b]), default=None))
     while pending:
         splitter = blocks[pending.pop()]
         by_class: dict[int, list[int]] = {}
