@@ -117,11 +117,17 @@ def product(dfas: Sequence[DFA], accept: AcceptRule, limits: Limits | None = Non
     return minimize(prune(DFA(transitions, byte_class, accept_flags, start_id)))
 
 
+# Pairs stepped at once by ``_pair_product`` (pairs x joint classes), which bounds its temporaries.
+_PAIR_CELLS_PER_BATCH = 1 << 20
+
+
 def _pair_product(a: DFA, b: DFA, accept: AcceptRule, limits: Limits) -> DFA:
-    """``product`` of two DFAs, breadth-first one level at a time with numpy: a pair of states is
-    the code ``sa * |b| + sb`` and a level's targets are looked up among the codes seen so far with
-    a sorted array. States are numbered as a sequential breadth-first walk would number them."""
+    """``product`` of two DFAs, breadth-first with numpy: a pair of states is the code
+    ``sa * |b| + sb``, a batch of pairs is stepped on every class at once, and the targets are looked
+    up among the codes seen so far in a sorted array. Batches are taken in id order and new pairs
+    numbered in the order they are first met, as a sequential breadth-first walk numbers them."""
     byte_class, columns = _joint_classes([a, b])
+    num_classes = columns.shape[0]
     table_a = a.transitions[:, columns[:, 0]].astype(np.int64)
     table_b = b.transitions[:, columns[:, 1]].astype(np.int64)
     size_b = table_b.shape[0]
@@ -130,45 +136,47 @@ def _pair_product(a: DFA, b: DFA, accept: AcceptRule, limits: Limits) -> DFA:
     hopeless_by_live = np.array([[hopeless((x, y)) for y in (False, True)] for x in (False, True)])
     start = a.start * size_b + b.start
     if hopeless_by_live[int(a.start != 0), int(b.start != 0)]:
-        nothing = DFA(np.zeros((1, columns.shape[0]), np.int32), byte_class, np.zeros(1, dtype=bool), 0)
+        nothing = DFA(np.zeros((1, num_classes), np.int32), byte_class, np.zeros(1, dtype=bool), 0)
         return minimize(prune(nothing))
     known_codes = np.array([0, start], dtype=np.int64)  # sorted: the codes seen so far
     known_ids = np.array([0, 1], dtype=np.int64)
-    codes = [np.array([0], dtype=np.int64), np.array([start], dtype=np.int64)]  # per level, in id order
-    rows = [np.zeros((1, columns.shape[0]), dtype=np.int64)]
-    frontier = codes[1]
+    codes = [np.array([0, start], dtype=np.int64)]  # in id order
+    rows = [np.zeros((1, num_classes), dtype=np.int32)]
     count = 2
-    while len(frontier):
-        targets_a = table_a[frontier // size_b]
-        targets_b = table_b[frontier % size_b]
-        targets = targets_a * size_b + targets_b
-        targets[hopeless_by_live[(targets_a != 0).astype(np.intp), (targets_b != 0).astype(np.intp)]] = 0
-        flat = targets.ravel()
-        position = np.minimum(np.searchsorted(known_codes, flat), len(known_codes) - 1)
-        unseen = known_codes[position] != flat
-        if unseen.any():
-            fresh, first = np.unique(flat[unseen], return_index=True)
-            fresh = fresh[np.argsort(first, kind="stable")]  # in the order a sequential walk finds them
-            if count + len(fresh) - 1 > limits.max_states:
-                raise LimitError(
-                    "max_states",
-                    limits.max_states,
-                    f"a product of 2 automata needs more than {limits.max_states} states",
-                    flag="--max-states",
-                )
-            fresh_ids = np.arange(count, count + len(fresh), dtype=np.int64)
-            count += len(fresh)
-            merged_codes = np.concatenate([known_codes, fresh])
-            order = np.argsort(merged_codes, kind="stable")
-            known_codes = merged_codes[order]
-            known_ids = np.concatenate([known_ids, fresh_ids])[order]
-            position = np.searchsorted(known_codes, flat)
-            frontier = fresh
-            codes.append(fresh)
-        else:
-            frontier = fresh = np.empty(0, dtype=np.int64)
-        rows.append(known_ids[position].reshape(targets.shape))
-    transitions = np.concatenate(rows).astype(np.int32)
+    batch = max(1, _PAIR_CELLS_PER_BATCH // num_classes)
+    level = codes[0][1:]
+    while len(level):
+        found: list[np.ndarray] = []
+        for first in range(0, len(level), batch):
+            pairs = level[first : first + batch]
+            targets_a = table_a[pairs // size_b]
+            targets_b = table_b[pairs % size_b]
+            targets = targets_a * size_b + targets_b
+            targets[hopeless_by_live[(targets_a != 0).astype(np.intp), (targets_b != 0).astype(np.intp)]] = 0
+            flat = targets.ravel()
+            position = np.minimum(np.searchsorted(known_codes, flat), len(known_codes) - 1)
+            unseen = known_codes[position] != flat
+            if unseen.any():
+                fresh, first_seen = np.unique(flat[unseen], return_index=True)
+                fresh = fresh[np.argsort(first_seen, kind="stable")]
+                if count + len(fresh) - 1 > limits.max_states:
+                    raise LimitError(
+                        "max_states",
+                        limits.max_states,
+                        f"a product of 2 automata needs more than {limits.max_states} states",
+                        flag="--max-states",
+                    )
+                merged = np.concatenate([known_codes, fresh])
+                order = np.argsort(merged, kind="stable")
+                known_codes = merged[order]
+                known_ids = np.concatenate([known_ids, np.arange(count, count + len(fresh))])[order]
+                count += len(fresh)
+                position = np.searchsorted(known_codes, flat)
+                found.append(fresh)
+            rows.append(known_ids[position].reshape(targets.shape).astype(np.int32))
+        codes += found
+        level = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+    transitions = np.concatenate(rows)
     all_codes = np.concatenate(codes)
     accept_table = np.array([[bool(accept([x, y])) for y in (False, True)] for x in (False, True)])
     accepting = accept_table[

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,12 +146,15 @@ def test_two_way_products_equal_the_general_product(left: ir.Node, right: ir.Nod
         lambda flags: sum(flags) == 1,
     ]
     for rule in rules:
-        pair = dfa_ops.product([a, b], rule)
         general = dfa_ops.product([a, b, anything], lambda flags, rule=rule: rule(flags[:2]) and flags[2])
-        assert pair.start == general.start
-        assert np.array_equal(pair.transitions, general.transitions)
-        assert np.array_equal(pair.byte_class, general.byte_class)
-        assert np.array_equal(pair.accepting, general.accepting)
+        for cells_per_batch in (1 << 20, 1):  # one batch per level, and one pair per batch
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(dfa_ops, "_PAIR_CELLS_PER_BATCH", cells_per_batch)
+                pair = dfa_ops.product([a, b], rule)
+            assert pair.start == general.start
+            assert np.array_equal(pair.transitions, general.transitions)
+            assert np.array_equal(pair.byte_class, general.byte_class)
+            assert np.array_equal(pair.accepting, general.accepting)
 
 
 def test_embedded_automaton_is_spliced_in() -> None:
