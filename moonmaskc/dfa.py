@@ -14,6 +14,7 @@ byte order, with byte classes merged so that no two columns are equal.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from itertools import islice
 
@@ -286,28 +287,33 @@ def _pruned(tables: _Tables) -> _Tables:
 def _byte_classes(nfa: NFA) -> tuple[list[int], dict[int, list[int]]]:
     """The coarsest byte classes that no NFA edge tells apart (two bytes share a class when every
     edge mask holds both or neither), numbered by their smallest byte: ``class_of[byte]``, and for
-    each distinct edge mask the classes it covers."""
-    masks = {mask for edges in nfa.edges for mask, _ in edges}
-    classes = [ir.FULL_MASK]
-    for mask in masks:
-        refined: list[int] = []
-        for cls in classes:
-            inside = cls & mask
-            if inside and inside != cls:
-                refined += (inside, cls ^ inside)
-            else:
-                refined.append(cls)
-        classes = refined
-    classes.sort(key=lambda cls: cls & -cls)
+    each distinct edge mask the classes it covers.
+
+    One sweep over the bytes where some mask's run starts or ends: each distinct mask owns one bit
+    of a signature that is toggled at those points, and the bytes between two points share the
+    signature, i.e. the set of masks that hold them."""
+    masks = list({mask for edges in nfa.edges for mask, _ in edges})
+    toggles = {0: 0}
+    for index, mask in enumerate(masks):
+        bit = 1 << index
+        for first, end in ir.mask_runs(mask):
+            toggles[first] = toggles.get(first, 0) ^ bit
+            toggles[end] = toggles.get(end, 0) ^ bit
+    toggles.setdefault(256, 0)
+    cuts = sorted(toggles)
     class_of = [0] * 256
-    for index, cls in enumerate(classes):
-        while cls:  # one step per run of adjacent bytes
-            lo = (cls & -cls).bit_length() - 1
-            run = cls >> lo
-            length = (run ^ (run + 1)).bit_length() - 1  # the trailing ones of run
-            class_of[lo : lo + length] = [index] * length
-            cls ^= ((1 << length) - 1) << lo
-    covered = {mask: [index for index, cls in enumerate(classes) if cls & mask] for mask in masks}
+    class_ids: dict[int, int] = {}
+    signature = 0
+    for cut, end in itertools.pairwise(cuts):
+        signature ^= toggles[cut]
+        cls = class_ids.setdefault(signature, len(class_ids))
+        class_of[cut:end] = [cls] * (end - cut)
+    covered: dict[int, list[int]] = {mask: [] for mask in masks}
+    for signature, cls in class_ids.items():
+        while signature:
+            low = signature & -signature
+            covered[masks[low.bit_length() - 1]].append(cls)
+            signature ^= low
     return class_of, covered
 
 

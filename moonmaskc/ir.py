@@ -277,17 +277,21 @@ def _byte_text(b: int, in_class: bool) -> str:
     return f"\\x{b:02x}"
 
 
+def mask_runs(mask: int) -> list[tuple[int, int]]:
+    """The runs of adjacent bytes in ``mask`` as half-open ``(first, end)`` pairs, in byte order
+    (one big-integer step per run, not per byte)."""
+    runs: list[tuple[int, int]] = []
+    while mask:
+        first = (mask & -mask).bit_length() - 1
+        shifted = mask >> first
+        length = (shifted ^ (shifted + 1)).bit_length() - 1  # the trailing ones of shifted
+        runs.append((first, first + length))
+        mask ^= ((1 << length) - 1) << first
+    return runs
+
+
 def _ranges(mask: int) -> list[tuple[int, int]]:
-    ranges: list[tuple[int, int]] = []
-    b = 0
-    while b < 256:
-        if mask >> b & 1:
-            start = b
-            while b + 1 < 256 and mask >> (b + 1) & 1:
-                b += 1
-            ranges.append((start, b))
-        b += 1
-    return ranges
+    return [(first, end - 1) for first, end in mask_runs(mask)]
 
 
 def _class_body(mask: int) -> str:
