@@ -14,9 +14,8 @@ byte order, with byte classes merged so that no two columns are equal.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
-from itertools import islice
+from itertools import islice, pairwise
 
 import numpy as np
 
@@ -304,7 +303,7 @@ def _byte_classes(nfa: NFA) -> tuple[list[int], dict[int, list[int]]]:
     class_of = [0] * 256
     class_ids: dict[int, int] = {}
     signature = 0
-    for cut, end in itertools.pairwise(cuts):
+    for cut, end in pairwise(cuts):
         signature ^= toggles[cut]
         cls = class_ids.setdefault(signature, len(class_ids))
         class_of[cut:end] = [cls] * (end - cut)
