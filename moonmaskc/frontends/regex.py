@@ -155,22 +155,21 @@ def _escape_pattern() -> re.Pattern[str]:
     return re.compile(_parser().get_terminal("ESCAPE").pattern.value)
 
 
-_LITERAL_CHARS = r"[^\\^$.|?*+()\[{]"
-
-
 @cache
 def _atom_pattern() -> re.Pattern[str]:
     """One item of an ATOMS run: a run of literals, '.', an escape or a character class (the
-    grammar's own ESCAPE and CHAR_CLASS patterns; ATOMS is checked to be made of exactly these)."""
+    grammar's own LITERAL, ESCAPE and CHAR_CLASS patterns; ATOMS is checked to be made of exactly
+    these)."""
     parser = _parser()
+    literal = parser.get_terminal("LITERAL").pattern.value
     escape = parser.get_terminal("ESCAPE").pattern.value
     char_class = parser.get_terminal("CHAR_CLASS").pattern.value
     escape_items = escape.replace("\\(", "\\(?:", 1)
-    expected = f"(?:(?>{_LITERAL_CHARS}|\\.|{escape_items}|{char_class})(?![*+?{{]))+"
+    expected = f"(?:(?>{literal}|\\.|{escape_items}|{char_class})(?![*+?{{]))+"
     atoms = parser.get_terminal("ATOMS").pattern.value
     assert atoms == expected, (atoms, expected)
     return re.compile(
-        f"(?P<literals>{_LITERAL_CHARS}+)|(?P<dot>\\.)|(?P<escape>{escape})|(?P<char_class>{char_class})"
+        f"(?P<literals>{literal}+)|(?P<dot>\\.)|(?P<escape>{escape})|(?P<char_class>{char_class})"
     )
 
 
