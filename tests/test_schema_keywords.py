@@ -185,3 +185,45 @@ def test_notes_show_bounds() -> None:
     notes = compile_schema_ir({"type": "string"}, whitespace="flexible").notes
     assert "flexible" in notes["whitespace"] and notes["max_depth"] == 3
     assert set(string.ascii_letters) & set(notes["whitespace"])
+
+
+JSONSCHEMA_BLOCKER = """
+import json, sys
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "jsonschema":
+            raise ImportError("blocked: " + name)
+        return None
+sys.meta_path.insert(0, Blocker())
+import moonmaskc
+artifact = moonmaskc.compile_schema(json.loads(sys.argv[1]), tokenizer=None)
+print(artifact.match(sys.argv[2]).accepted)
+"""
+
+
+def test_schemas_without_enum_or_const_never_import_jsonschema() -> None:
+    """jsonschema (whose optional format packages take about a second to import) is loaded only to
+    filter enum/const candidates."""
+    import subprocess
+    import sys
+
+    from tests.conftest import PROJECT_ROOT
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 3}}, "required": ["n"]}
+    run = subprocess.run(
+        [sys.executable, "-c", JSONSCHEMA_BLOCKER, json.dumps(schema), '{"n":4}'],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        check=False,
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "True", run.stderr
+    with_enum = {"enum": ["a", "b"]}
+    run = subprocess.run(
+        [sys.executable, "-c", JSONSCHEMA_BLOCKER, json.dumps(with_enum), '"a"'],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        check=False,
+    )
+    assert run.returncode != 0 and "blocked: jsonschema" in run.stderr

@@ -20,9 +20,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
-
-from jsonschema import FormatChecker, validators
 
 from moonmaskc import ir, utf8
 from moonmaskc.dfa import DFA, compile_ir
@@ -79,11 +78,19 @@ class _Walk:
         self.resolver = RefResolver(self.root)
         declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""
         self.old_draft = any(d in str(declared) for d in _OLD_DRAFTS)
-        validator_class = validators.validator_for(self.root, default=validators.Draft202012Validator)
-        self.validator = validator_class(self.root, format_checker=FormatChecker())
         self._universes: dict[int, ir.Node] = {}
         self._dfas: dict[ir.Node, DFA] = {}
         self._refs: dict[tuple[Any, ...], _RefResult] = {}
+
+    @cached_property
+    def validator(self) -> Any:
+        """A jsonschema validator of the root schema (with format checks), for enum and const
+        candidates. Built on first use: importing jsonschema can take a second (its optional format
+        packages build parsers at import), and most schemas never need it."""
+        from jsonschema import FormatChecker, validators
+
+        validator_class = validators.validator_for(self.root, default=validators.Draft202012Validator)
+        return validator_class(self.root, format_checker=FormatChecker())
 
     # ------------------------------------------------------------------ helpers
 
