@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import string
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -201,29 +203,67 @@ print(artifact.match(sys.argv[2]).accepted)
 """
 
 
-def test_schemas_without_enum_or_const_never_import_jsonschema() -> None:
-    """jsonschema (whose optional format packages take about a second to import) is loaded only to
-    filter enum/const candidates."""
-    import subprocess
-    import sys
-
+def run_with_jsonschema_blocked(schema: Any, text: str) -> subprocess.CompletedProcess[str]:
     from tests.conftest import PROJECT_ROOT
 
-    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 3}}, "required": ["n"]}
-    run = subprocess.run(
-        [sys.executable, "-c", JSONSCHEMA_BLOCKER, json.dumps(schema), '{"n":4}'],
+    return subprocess.run(
+        [sys.executable, "-c", JSONSCHEMA_BLOCKER, json.dumps(schema), text],
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,
         check=False,
     )
-    assert run.returncode == 0 and run.stdout.strip() == "True", run.stderr
-    with_enum = {"enum": ["a", "b"]}
-    run = subprocess.run(
-        [sys.executable, "-c", JSONSCHEMA_BLOCKER, json.dumps(with_enum), '"a"'],
-        capture_output=True,
-        text=True,
-        cwd=PROJECT_ROOT,
-        check=False,
-    )
+
+
+def test_jsonschema_is_imported_only_to_filter_constrained_enums() -> None:
+    """jsonschema (whose optional format packages take about a second to import) is loaded only to
+    filter enum/const candidates that the schema constrains beyond their type."""
+    plain = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 3}}, "required": ["n"]}
+    typed_enum = {"type": "object", "properties": {"r": {"type": "string", "enum": ["a", 1, "b"]}}}
+    for schema, text in ((plain, '{"n":4}'), (typed_enum, '{"r":"b"}')):
+        run = run_with_jsonschema_blocked(schema, text)
+        assert run.returncode == 0 and run.stdout.strip() == "True", run.stderr
+    run = run_with_jsonschema_blocked({"enum": ["a", "bb"], "minLength": 2}, '"bb"')
     assert run.returncode != 0 and "blocked: jsonschema" in run.stderr
+
+
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(-3, 3, allow_nan=False).map(lambda f: round(f, 1)),
+    st.text("ab", max_size=2),
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text("k", max_size=1), inner, max_size=2),
+    max_leaves=4,
+)
+TYPE_NAMES = ["null", "boolean", "object", "array", "string", "number", "integer"]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    candidates=st.lists(JSON_VALUES, min_size=1, max_size=5),
+    declared=st.none() | st.sampled_from(TYPE_NAMES) | st.lists(st.sampled_from(TYPE_NAMES), max_size=3),
+    use_const=st.booleans(),
+)
+def test_enum_filtered_by_type_alone_agrees_with_jsonschema(
+    candidates: list[Any], declared: Any, use_const: bool
+) -> None:
+    """Without jsonschema: an enum/const whose schema says only ``type`` keeps exactly the
+    candidates that jsonschema (2020-12) accepts."""
+    from moonmaskc.frontends.schema.compiler import _filter_by_type_alone
+
+    schema: dict[str, Any] = {"const": candidates[0]} if use_const else {"enum": candidates}
+    if declared is not None:
+        schema["type"] = declared
+    schema["title"] = "annotations do not matter"
+    kept = _filter_by_type_alone(schema, candidates[:1] if use_const else candidates)
+    if kept is None:  # left to jsonschema: floats under "integer" alone
+        names = [declared] if isinstance(declared, str) else declared
+        assert "integer" in names and "number" not in names
+        return
+    validator = Draft202012Validator(schema)
+    expected = [v for v in (candidates[:1] if use_const else candidates) if validator.is_valid(v)]
+    assert kept == expected

@@ -240,6 +240,9 @@ class _Walk:
             candidates = schema["enum"]
         else:
             raise UnsupportedError("keyword 'enum'", "must be an array", where=where)
+        by_type = _filter_by_type_alone(schema, candidates)
+        if by_type is not None:
+            return ir.alt(*(self.constant(value, where) for value in by_type))
         checker = self.validator.evolve(schema=schema)
         kept: list[ir.Node] = []
         for value in candidates:
@@ -689,6 +692,36 @@ def is_empty_node(node: ir.Node) -> bool:
     if isinstance(node, ir.Automaton):
         return is_empty(node.dfa)
     return node == ir.NOTHING
+
+
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "null": lambda v: v is None,
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+}
+
+
+def _filter_by_type_alone(schema: dict[str, Any], candidates: list[Any]) -> list[Any] | None:
+    """The candidates of an enum or const that the schema accepts, when the schema says nothing else
+    about them than ``type`` (and annotations); None when it does, or for a float under "integer"
+    (whose meaning depends on the draft): then jsonschema decides."""
+    if "enum" in schema and "const" in schema:
+        return None
+    if any(k not in ("enum", "const", "type") and not is_annotation(k) for k in schema):
+        return None
+    if "type" not in schema:
+        return list(candidates)
+    declared = schema["type"]
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, list) or not all(isinstance(n, str) and n in _JSON_TYPES for n in names):
+        return None
+    if "integer" in names and "number" not in names and any(isinstance(v, float) for v in candidates):
+        return None
+    return [v for v in candidates if any(_JSON_TYPES[n](v) for n in names)]
 
 
 def _joined(items: list[ir.Node], sep: ir.Node) -> list[ir.Node]:
