@@ -76,10 +76,12 @@ class Guide:
             array.flags.writeable = False
         self._token_class = table.token_class
         self._class_next = table.class_next
-        self._fills: dict[np.dtype[Any], list[_Fill]] = {
-            np.dtype(dtype): _state_fills(table.mask_rows, table.state_row, dtype)
-            for dtype in (np.int32, np.uint32)
-        }
+        row_fills = _row_fills(table.mask_rows)
+        states = table.state_row.tolist()
+        self._fills: dict[np.dtype[Any], list[_Fill]] = {}
+        for dtype in (np.uint32, np.int32):
+            typed = [_fill_as(fill, dtype) for fill in row_fills]
+            self._fills[np.dtype(dtype)] = [typed[r] for r in states]
         self._warm_fills()
         lengths = np.asarray(table.vocab_arrays["vocab_token_lengths"], dtype=np.int64)
         self._token_ends = np.cumsum(lengths)
@@ -362,24 +364,30 @@ class Guide:
         return b"".join(pieces)
 
 
-def _state_fills(mask_rows: np.ndarray, state_row: np.ndarray, dtype: type[np.generic]) -> list[_Fill]:
-    """How to write each state's mask into an array of ``dtype`` (int32 or uint32, the row's bits
-    unchanged): sparse rows as background plus words, the others as a whole-row copy."""
-    rows = mask_rows.view(dtype)
-    ones = np.array(0xFFFFFFFF, dtype=np.uint32).view(dtype).item()
+def _row_fills(mask_rows: np.ndarray) -> list[_Fill]:
+    """How to write each uint32 mask row: a sparse row as background plus words, the others as a
+    whole-row copy."""
     nonzero = np.count_nonzero(mask_rows, axis=1).tolist()
     not_full = np.count_nonzero(mask_rows != 0xFFFFFFFF, axis=1).tolist()
-    by_row: list[_Fill] = []
-    for index, row in enumerate(rows):
+    fills: list[_Fill] = []
+    for index, row in enumerate(mask_rows):
         if nonzero[index] <= _SPARSE_WORDS:
             words = np.flatnonzero(row)
-            by_row.append((0, words, row[words]))
+            fills.append((0, words, row[words]))
         elif not_full[index] <= _SPARSE_WORDS:
-            words = np.flatnonzero(mask_rows[index] != 0xFFFFFFFF)
-            by_row.append((ones, words, row[words]))
+            words = np.flatnonzero(row != 0xFFFFFFFF)
+            fills.append((0xFFFFFFFF, words, row[words]))
         else:
-            by_row.append((None, None, row))
-    return [by_row[r] for r in state_row.tolist()]
+            fills.append((None, None, row))
+    return fills
+
+
+def _fill_as(fill: _Fill, dtype: type[np.generic]) -> _Fill:
+    """``fill`` for an array of ``dtype`` (int32 or uint32), the bits unchanged."""
+    background, words, values = fill
+    if background is not None:
+        background = np.array(background, dtype=np.uint32).view(dtype).item()
+    return background, words, values.view(dtype)
 
 
 def _is_torch(value: Any) -> bool:
