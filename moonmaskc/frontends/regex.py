@@ -633,23 +633,26 @@ def _digit_escape(body: str, text: str, position: int, in_class: bool) -> Ranges
     raise _unsupported(f"backreference {text}", "a backreference is not a regular language", position)
 
 
+# Letter escapes that are refused, with the construct they name and why.
+_UNSUPPORTED_LETTER_ESCAPES = {
+    "b": ("word boundary \\b", "assertions about context are not compiled"),
+    "B": ("word boundary \\B", "assertions about context are not compiled"),
+    "A": ("anchor \\A", "use '^' at the start of the pattern"),
+    "Z": ("anchor \\Z", "use '$' at the end of the pattern"),
+    "z": ("anchor \\z", "use '$' at the end of the pattern"),
+    "G": ("anchor \\G", "assertions about context are not compiled"),
+    "k": ("named backreference \\k", "a backreference is not a regular language"),
+    "p": ("Unicode property escape \\p", "Unicode properties are not compiled"),
+    "P": ("Unicode property escape \\P", "Unicode properties are not compiled"),
+    "N": ("named character escape \\N", "write the character itself or \\uNNNN"),
+    "c": ("control escape \\c", "write the character as \\xNN"),
+    "a": ("escape \\a", "Python reads it as BEL, ECMAScript as 'a'; write \\x07 or a"),
+}
+
+
 def _reject_letter_escape(letter: str, text: str, position: int) -> None:
-    unsupported = {
-        "b": ("word boundary \\b", "assertions about context are not compiled"),
-        "B": ("word boundary \\B", "assertions about context are not compiled"),
-        "A": ("anchor \\A", "use '^' at the start of the pattern"),
-        "Z": ("anchor \\Z", "use '$' at the end of the pattern"),
-        "z": ("anchor \\z", "use '$' at the end of the pattern"),
-        "G": ("anchor \\G", "assertions about context are not compiled"),
-        "k": ("named backreference \\k", "a backreference is not a regular language"),
-        "p": ("Unicode property escape \\p", "Unicode properties are not compiled"),
-        "P": ("Unicode property escape \\P", "Unicode properties are not compiled"),
-        "N": ("named character escape \\N", "write the character itself or \\uNNNN"),
-        "c": ("control escape \\c", "write the character as \\xNN"),
-        "a": ("escape \\a", "Python reads it as BEL, ECMAScript as 'a'; write \\x07 or a"),
-    }
-    if letter in unsupported:
-        construct, reason = unsupported[letter]
+    if letter in _UNSUPPORTED_LETTER_ESCAPES:
+        construct, reason = _UNSUPPORTED_LETTER_ESCAPES[letter]
         raise _unsupported(construct, reason, position)
     if letter in "xuU":
         digits = {"x": 2, "u": 4, "U": 8}[letter]
