@@ -14,6 +14,9 @@ The trace: a valid instance sampled from the moonmaskc guide (masked monkey samp
 encoded by the real tokenizer as a model would see it, then eos. Every engine is stepped along the
 same ids; an engine that rejects a token stops there (the table shows how many steps it took).
 
+``--cold 64`` writes over 64 MB before every fill (outside the timing), as the model's forward pass
+does between two decoding steps: the fills as a decoding loop sees them, tables and code cold.
+
 Run: ``PYTHONPATH=. python benchmarks/peers.py [--tokenizers gpt2 llama3] [--schemas a.json ...]``
 Timings on a shared machine are noisy (maxima especially: a 4 ms spike is a scheduler time slice).
 """
@@ -80,12 +83,31 @@ def latency_figures(latencies: list[float], steps: int, trace_length: int) -> Fi
     }
 
 
-def step_along(trace: list[int], fill: Callable[[], object], accept: Callable[[int], bool]) -> Figures:
-    """Fill the mask before each token of ``trace`` and accept it; microseconds per fill."""
+Evict = Callable[[], None] | None
+
+
+def cache_evictor(megabytes: int) -> Callable[[], None]:
+    """Writes over a buffer larger than the last-level cache, as a model's forward pass would
+    between two decoding steps, so that every fill finds its tables and code cold."""
+    buffer = np.ones(megabytes << 20, dtype=np.uint8)
+
+    def evict() -> None:
+        buffer[::64] += 1  # one byte per cache line is enough to take the line
+
+    return evict
+
+
+def step_along(
+    trace: list[int], fill: Callable[[], object], accept: Callable[[int], bool], evict: Evict = None
+) -> Figures:
+    """Fill the mask before each token of ``trace`` and accept it; microseconds per fill (with
+    ``evict`` run before each fill, outside the timing)."""
     latencies: list[float] = []
     steps = 0
     with no_gc():
         for token in trace:
+            if evict is not None:
+                evict()
             started = time.perf_counter_ns()
             fill()
             latencies.append((time.perf_counter_ns() - started) / 1000)
@@ -110,7 +132,9 @@ def valid_trace(guide: Guide, hf_tokenizer: Any, seed: int) -> tuple[str, list[i
     raise RuntimeError("no finished sample to trace")
 
 
-def run_moonmaskc(schema: Any, vocabulary: Vocabulary, hf: Any, repeat: int) -> tuple[Figures, list[int]]:
+def run_moonmaskc(
+    schema: Any, vocabulary: Vocabulary, hf: Any, repeat: int, evict: Evict = None
+) -> tuple[Figures, list[int]]:
     compile_ms, artifact = best_of(repeat, lambda: moonmaskc.compile_schema(schema, tokenizer=vocabulary))
     with tempfile.TemporaryDirectory() as folder:
         path = artifact.save(Path(folder) / "guide.npz")
@@ -127,7 +151,7 @@ def run_moonmaskc(schema: Any, vocabulary: Vocabulary, hf: Any, repeat: int) -> 
         state[0] = following
         return True
 
-    figures = step_along(trace, lambda: guide.fill_bitmask(state[0], bitmask, 0), accept)
+    figures = step_along(trace, lambda: guide.fill_bitmask(state[0], bitmask, 0), accept, evict)
     timings = artifact.metadata["timings"]  # of the last compile: where the time goes
     breakdown = {f"{name.removesuffix('_s')}_ms": seconds * 1000 for name, seconds in timings.items()}
     return {
@@ -139,7 +163,9 @@ def run_moonmaskc(schema: Any, vocabulary: Vocabulary, hf: Any, repeat: int) -> 
     }, trace
 
 
-def run_xgrammar(schema: Any, hf: Any, vocab_size: int, trace: list[int], repeat: int) -> Figures:
+def run_xgrammar(
+    schema: Any, hf: Any, vocab_size: int, trace: list[int], repeat: int, evict: Evict = None
+) -> Figures:
     import xgrammar
 
     info = xgrammar.TokenizerInfo.from_huggingface(hf, vocab_size=vocab_size)
@@ -150,7 +176,7 @@ def run_xgrammar(schema: Any, hf: Any, vocab_size: int, trace: list[int], repeat
     load_ms, _ = best_of(repeat, lambda: xgrammar.CompiledGrammar.deserialize_json(serialized, info))
     matcher = xgrammar.GrammarMatcher(compiled)
     bitmask = xgrammar.allocate_token_bitmask(1, vocab_size)
-    figures = step_along(trace, lambda: matcher.fill_next_token_bitmask(bitmask), matcher.accept_token)
+    figures = step_along(trace, lambda: matcher.fill_next_token_bitmask(bitmask), matcher.accept_token, evict)
     return {
         "compile_ms": compile_ms,
         "size_kb": len(serialized.encode()) / 1024,
@@ -159,7 +185,9 @@ def run_xgrammar(schema: Any, hf: Any, vocab_size: int, trace: list[int], repeat
     }
 
 
-def run_llguidance(schema: Any, hf: Any, vocab_size: int, trace: list[int], repeat: int) -> Figures:
+def run_llguidance(
+    schema: Any, hf: Any, vocab_size: int, trace: list[int], repeat: int, evict: Evict = None
+) -> Figures:
     import llguidance
     import llguidance.hf
     import llguidance.numpy
@@ -179,11 +207,14 @@ def run_llguidance(schema: Any, hf: Any, vocab_size: int, trace: list[int], repe
         trace,
         lambda: llguidance.numpy.fill_next_token_bitmask(matcher, bitmask),
         lambda token: bool(matcher.consume_token(token)),
+        evict,
     )
     return {"compile_ms": compile_ms, **figures}
 
 
-def run_outlines(schema: Any, vocabulary: Vocabulary, trace: list[int], repeat: int) -> Figures:
+def run_outlines(
+    schema: Any, vocabulary: Vocabulary, trace: list[int], repeat: int, evict: Evict = None
+) -> Figures:
     import outlines_core
     from outlines_core.json_schema import build_regex_from_schema
 
@@ -210,7 +241,7 @@ def run_outlines(schema: Any, vocabulary: Vocabulary, trace: list[int], repeat: 
             return False
         return True
 
-    figures = step_along(trace, lambda: guide.write_mask_into(pointer, words, 4), accept)
+    figures = step_along(trace, lambda: guide.write_mask_into(pointer, words, 4), accept, evict)
     return {"compile_ms": compile_ms, "size_kb": len(serialized) / 1024, "load_ms": load_ms, **figures}
 
 
@@ -218,7 +249,11 @@ ENGINES = ("moonmaskc", "xgrammar", "llguidance", "outlines-core")
 
 
 def run(
-    tokenizer_names: list[str], schema_paths: list[Path], repeat: int, engines: list[str]
+    tokenizer_names: list[str],
+    schema_paths: list[Path],
+    repeat: int,
+    engines: list[str],
+    evict: Evict = None,
 ) -> list[Figures]:
     from transformers import PreTrainedTokenizerFast
 
@@ -231,12 +266,16 @@ def run(
         for schema_path in schema_paths:
             schema = json.loads(schema_path.read_text())
             base = {"tokenizer": name, "schema": schema_path.name}
-            ours, trace = run_moonmaskc(schema, vocabulary, hf, repeat)
+            ours, trace = run_moonmaskc(schema, vocabulary, hf, repeat, evict)
             rows.append({**base, "engine": "moonmaskc", **ours})
             peers: dict[str, Callable[[], Figures]] = {
-                "xgrammar": functools.partial(run_xgrammar, schema, hf, vocabulary.size, trace, repeat),
-                "llguidance": functools.partial(run_llguidance, schema, hf, vocabulary.size, trace, repeat),
-                "outlines-core": functools.partial(run_outlines, schema, vocabulary, trace, repeat),
+                "xgrammar": functools.partial(
+                    run_xgrammar, schema, hf, vocabulary.size, trace, repeat, evict
+                ),
+                "llguidance": functools.partial(
+                    run_llguidance, schema, hf, vocabulary.size, trace, repeat, evict
+                ),
+                "outlines-core": functools.partial(run_outlines, schema, vocabulary, trace, repeat, evict),
             }
             for engine, action in peers.items():
                 if engine not in engines:
@@ -332,8 +371,16 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
     parser.add_argument("--repeat", type=int, default=3, help="compile/load runs; the best counts")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--cold",
+        type=int,
+        metavar="MB",
+        help="before every fill, write over a buffer of MB megabytes (more than the last-level "
+        "cache), as a model's forward pass would: fills as a decoding loop sees them",
+    )
     args = parser.parse_args()
-    rows = run(args.tokenizers, args.schemas, args.repeat, args.engines)
+    evict = cache_evictor(args.cold) if args.cold else None
+    rows = run(args.tokenizers, args.schemas, args.repeat, args.engines, evict)
     print_tables(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

@@ -32,14 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Guide", "MonkeyResult", "load"]
 
-# A mask row in which at most this many words differ from all-zeros (or from all-ones) is filled by
-# setting that background and writing those words: a decoding step finds the mask table cold in the
-# cache (the model ran in between), and this reads a few hundred bytes instead of the whole row.
-_SPARSE_WORDS = 64
-
-# How one state's mask is written: (background, word indices, values), or (None, None, whole row).
-_Fill = tuple[int | None, np.ndarray | None, np.ndarray]
-
 
 def load(path: str | os.PathLike[str], tokenizer: Any = None) -> Guide:
     """The ``Guide`` of the artifact at ``path`` (see ``Guide.load``)."""
@@ -76,13 +68,11 @@ class Guide:
             array.flags.writeable = False
         self._token_class = table.token_class
         self._class_next = table.class_next
-        row_fills = _row_fills(table.mask_rows)
-        states = table.state_row.tolist()
-        self._fills: dict[np.dtype[Any], list[_Fill]] = {}
-        for dtype in (np.uint32, np.int32):
-            typed = [_fill_as(fill, dtype) for fill in row_fills]
-            self._fills[np.dtype(dtype)] = [typed[r] for r in states]
-        self._warm_fills()
+        # Per dtype, a view of every mask row, so that a fill is one row assignment without a cast.
+        self._row_views: dict[np.dtype[Any], list[np.ndarray]] = {
+            np.dtype(dtype): list(table.mask_rows.view(dtype)) for dtype in (np.uint32, np.int32)
+        }
+        self._state_rows: list[int] = table.state_row.tolist()
         lengths = np.asarray(table.vocab_arrays["vocab_token_lengths"], dtype=np.int64)
         self._token_ends = np.cumsum(lengths)
         self._token_data = np.asarray(table.vocab_arrays["vocab_token_bytes"], dtype=np.uint8).tobytes()
@@ -190,18 +180,16 @@ class Guide:
     def fill_bitmask(self, state: int, out: Any, row: int = 0) -> None:
         """Copy the mask of ``state`` into row ``row`` of ``out`` (numpy or torch, int32 or uint32,
         1-D or 2-D, at least ``bitmask_words`` words; extra words are set to 0)."""
-        if type(out) is np.ndarray and out.ndim == 2 and out.shape[1] == self._words and type(state) is int:
-            if not 0 <= state < self._num_states:
-                raise RuntimeInputError(f"state {state} is not a state of this guide")
-            fills = self._fills.get(out.dtype)
-            if fills is not None:  # the fast path: int32 or uint32 rows, no conversion
-                background, indices, values = fills[state]
-                target = out[row]
-                if indices is None:
-                    target[...] = values
-                else:
-                    target.fill(background)
-                    target[indices] = values
+        if (
+            type(out) is np.ndarray
+            and type(state) is int
+            and out.ndim == 2
+            and out.shape[1] == self._words
+            and 0 <= state < self._num_states
+        ):
+            views = self._row_views.get(out.dtype)
+            if views is not None:  # the fast path: an int32 or uint32 row of exactly the mask's width
+                out[row] = views[self._state_rows[state]]
                 return
         mask = self.mask(state)
         if _is_torch(out):
@@ -216,17 +204,6 @@ class Guide:
         self._check_words(int(target.shape[-1]))
         target[: self._words] = mask.view(target.dtype) if target.dtype.itemsize == 4 else mask
         target[self._words :] = 0
-
-    def _warm_fills(self) -> None:
-        """Run each branch of the fast path once, so that numpy's one-time setup for these copies
-        happens at load and not in the first decoding step."""
-        for dtype, fills in self._fills.items():
-            scratch = np.zeros((1, self._words), dtype=dtype)
-            dense = next((s for s, fill in enumerate(fills) if fill[1] is None), None)
-            sparse = next((s for s, fill in enumerate(fills) if fill[1] is not None), None)
-            for state in (dense, sparse):
-                if state is not None:
-                    self.fill_bitmask(state, scratch)
 
     def _check_words(self, words: int) -> None:
         if words < self._words:
@@ -362,32 +339,6 @@ class Guide:
             start = int(ends[token - 1]) if token else 0
             pieces.append(data[start : int(ends[token])])
         return b"".join(pieces)
-
-
-def _row_fills(mask_rows: np.ndarray) -> list[_Fill]:
-    """How to write each uint32 mask row: a sparse row as background plus words, the others as a
-    whole-row copy."""
-    nonzero = np.count_nonzero(mask_rows, axis=1).tolist()
-    not_full = np.count_nonzero(mask_rows != 0xFFFFFFFF, axis=1).tolist()
-    fills: list[_Fill] = []
-    for index, row in enumerate(mask_rows):
-        if nonzero[index] <= _SPARSE_WORDS:
-            words = np.flatnonzero(row)
-            fills.append((0, words, row[words]))
-        elif not_full[index] <= _SPARSE_WORDS:
-            words = np.flatnonzero(row != 0xFFFFFFFF)
-            fills.append((0xFFFFFFFF, words, row[words]))
-        else:
-            fills.append((None, None, row))
-    return fills
-
-
-def _fill_as(fill: _Fill, dtype: type[np.generic]) -> _Fill:
-    """``fill`` for an array of ``dtype`` (int32 or uint32), the bits unchanged."""
-    background, words, values = fill
-    if background is not None:
-        background = np.array(background, dtype=np.uint32).view(dtype).item()
-    return background, words, values.view(dtype)
 
 
 def _is_torch(value: Any) -> bool:
