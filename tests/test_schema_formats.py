@@ -19,6 +19,7 @@ from collections.abc import Callable
 from functools import cache
 
 import jsonschema
+import numpy as np
 import pytest
 
 from moonmaskc.dfa import DFA, compile_ir
@@ -424,3 +425,33 @@ def test_json_schema_test_suite_never_accepts_invalid(name: str) -> None:
 def test_unknown_format_is_an_error() -> None:
     with pytest.raises(UnsupportedError, match=r"format 'color'.*#/properties/c"):
         format_node("color", where="#/properties/c")
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_format_string_dfa_is_the_string_body_restricted_to_the_format(name: str) -> None:
+    """The memoised constant equals the intersection computed afresh (minimal DFAs in canonical
+    numbering are equal exactly when the languages are)."""
+    from moonmaskc.dfa_ops import intersect
+    from moonmaskc.frontends.schema.canonical import STRING_BODY
+    from moonmaskc.frontends.schema.formats import format_string_dfa
+    from moonmaskc.limits import Limits
+
+    fresh = intersect(compile_ir(STRING_BODY), compile_ir(format_node(name)))
+    memoised = format_string_dfa(name, Limits())
+    assert memoised is format_string_dfa(name, Limits())
+    for field in ("transitions", "byte_class", "accepting"):
+        assert np.array_equal(getattr(memoised, field), getattr(fresh, field)), (name, field)
+
+
+def test_state_bound_holds_whatever_was_memoised_before() -> None:
+    """A format built under the default limits is not handed to a compile with a lower state bound:
+    the memo is per limits, so the bound fails the same way before and after."""
+    import moonmaskc
+    from moonmaskc.errors import LimitError
+
+    schema = {"type": "string", "format": "email"}
+    with pytest.raises(LimitError, match="max_states"):
+        moonmaskc.compile_schema(schema, max_states=300)
+    moonmaskc.compile_schema(schema)
+    with pytest.raises(LimitError, match="max_states"):
+        moonmaskc.compile_schema(schema, max_states=300)

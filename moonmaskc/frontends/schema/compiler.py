@@ -534,28 +534,31 @@ class _Walk:
         body = ir.repeat(canonical.STRING_CHAR, least, most)
         if least == 0 and most is None:
             body = canonical.STRING_BODY
-        constraints: list[ir.Node] = []
+        constraints: list[DFA] = []
+        within_body = False  # whether constraints[0] is already inside the canonical STRING_BODY
+        if "format" in schema:
+            from moonmaskc.frontends.schema.formats import format_node, format_string_dfa
+
+            name = str(schema["format"])
+            known = self.attempt("format", pointer_child(where, "format"), lambda: format_node(name, where))
+            if known is not None:
+                constraints.append(format_string_dfa(name, self.limits))
+                within_body = True
         if "pattern" in schema:
             pattern = schema["pattern"]
             node = self.attempt(
                 "pattern", pointer_child(where, "pattern"), lambda: _pattern_node(pattern, self.limits)
             )
             if node is not None:
-                constraints.append(node)
-        if "format" in schema:
-            from moonmaskc.frontends.schema.formats import format_node
-
-            name = schema["format"]
-            node = self.attempt(
-                "format", pointer_child(where, "format"), lambda: format_node(str(name), where)
-            )
-            if node is not None:
-                constraints.append(node)
+                constraints.append(self.dfa(node))
         if not constraints:
             return canonical.quoted(body)
-        language = self.dfa(body)
-        for constraint in constraints:
-            language = intersect(language, self.dfa(constraint), self.limits)
+        if within_body and body is canonical.STRING_BODY:
+            language, rest = constraints[0], constraints[1:]
+        else:
+            language, rest = self.dfa(body), constraints
+        for constraint in rest:
+            language = intersect(language, constraint, self.limits)
         return canonical.quoted(ir.Automaton(language, "string"))
 
     def array(self, schema: dict[str, Any], where: str) -> ir.Node:

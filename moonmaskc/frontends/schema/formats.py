@@ -22,10 +22,12 @@ from collections.abc import Callable
 from functools import cache
 
 from moonmaskc import ir
-from moonmaskc.dfa import compile_ir
+from moonmaskc.dfa import DFA, compile_ir
 from moonmaskc.dfa_ops import difference, intersect
 from moonmaskc.errors import UnsupportedError
+from moonmaskc.frontends.schema.canonical import STRING_BODY
 from moonmaskc.frontends.schema.numbers_ranges import fixed_length_range
+from moonmaskc.limits import Limits
 
 HOSTNAME_MAX_LENGTH = 63
 EMAIL_LOCAL_MAX_LENGTH = 64
@@ -247,6 +249,14 @@ FORMATS: dict[str, Callable[[], ir.Node]] = {
 @cache
 def _format_node_cached(name: str) -> ir.Node:
     return FORMATS[name]()
+
+
+@cache
+def format_string_dfa(name: str, limits: Limits) -> DFA:
+    """The minimal DFA of the canonical JSON string body (``canonical.STRING_BODY``, no quotes)
+    restricted to format ``name`` (a known one). A constant of the compiler for given limits, so it
+    is built once per process and per ``Limits``: memoising a pure function changes no result."""
+    return intersect(compile_ir(STRING_BODY, limits), compile_ir(format_node(name), limits), limits)
 
 
 def format_node(name: str, where: str | None = None) -> ir.Node:
