@@ -267,3 +267,26 @@ def test_enum_filtered_by_type_alone_agrees_with_jsonschema(
     validator = Draft202012Validator(schema)
     expected = [v for v in (candidates[:1] if use_const else candidates) if validator.is_valid(v)]
     assert kept == expected
+
+
+KEY_TEXT = st.text(alphabet=st.sampled_from('ab"\\\x00\x1f/é\u2028😀'), max_size=4)
+
+
+@given(keys=st.lists(KEY_TEXT, max_size=4, unique=True), others=st.lists(KEY_TEXT, max_size=8))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_additional_property_names_are_exactly_the_undeclared_strings(
+    keys: list[str], others: list[str]
+) -> None:
+    """Declared keys take null, every other key takes a boolean: against set membership, on the keys,
+    their prefixes and extensions and random strings; a non-canonical spelling is never accepted."""
+    schema = {
+        "properties": {key: {"type": "null"} for key in keys},
+        "additionalProperties": {"type": "boolean"},
+    }
+    dfa = compile_ir(compile_schema_ir(schema).node)
+    candidates = {*keys, *others, *(k[:i] for k in keys for i in range(len(k))), *(k + "a" for k in keys)}
+    for text in candidates:
+        declared = text in keys
+        assert dfa.accepts(f"{{{serialize(text)}:true}}".encode()) == (not declared), (keys, text)
+        assert dfa.accepts(f"{{{serialize(text)}:null}}".encode()) == declared, (keys, text)
+    assert not dfa.accepts(b'{"\\u0061":true}') and not dfa.accepts(b'{"\\/":true}')

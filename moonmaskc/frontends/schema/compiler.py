@@ -20,10 +20,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
-from moonmaskc import ir, utf8
+from moonmaskc import ir
 from moonmaskc.dfa import DFA, compile_ir
 from moonmaskc.dfa_ops import difference, intersect, is_empty, product
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
@@ -39,8 +39,8 @@ from moonmaskc.limits import Limits
 
 ALL_TYPES = ("null", "boolean", "object", "array", "string", "number")
 SHARE_SIZE = 4000
-# Universe DFAs depend only on (whitespace policy, depth): built once per process.
-_UNIVERSE_CACHE: dict[tuple[str, int], DFA] = {}
+# Universe DFAs depend only on (whitespace policy, depth, limits): built once per process.
+_UNIVERSE_CACHE: dict[tuple[str, int, Limits], DFA] = {}
 _OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
 
 
@@ -107,6 +107,15 @@ class _Walk:
         if isinstance(node, ir.Automaton) or ir.size(node) <= SHARE_SIZE:
             return node
         return ir.Automaton(self.dfa(node), "shared")
+
+    def other_keys_dfa(self, keys: list[str]) -> DFA:
+        """Canonical quoted strings other than ``keys``: every canonical string minus the keys'
+        (a string has one canonical form, so the difference of the forms is the form of the
+        difference)."""
+        any_key = quoted_string_dfa(self.limits)
+        if not keys:
+            return any_key
+        return difference(any_key, self.dfa(ir.alt(*map(_key_literal, keys))), self.limits)
 
     def share_always(self, node: ir.Node) -> ir.Node:
         return node if isinstance(node, ir.Automaton) else ir.Automaton(self.dfa(node), "shared")
@@ -623,7 +632,7 @@ class _Walk:
             if extra_schema is not False:
                 value = self.share(self.node(extra_schema, pointer_child(where, "additionalProperties")))
                 if not is_empty_node(value):
-                    other_keys = ir.Automaton(self.dfa(canonical.quoted(_other_keys(keys))), "other keys")
+                    other_keys = ir.Automaton(self.other_keys_dfa(keys), "other keys")
                     extra = self.share_always(self.layout.member(other_keys, value))
         if (
             self.budget_end is not None
@@ -656,7 +665,7 @@ class _Walk:
         return ir.Automaton(self.universe_dfa(depth), f"any JSON value, depth <= {depth}")
 
     def universe_dfa(self, depth: int) -> DFA:
-        key = (self.layout.policy, depth)
+        key = (self.layout.policy, depth, self.limits)
         if key not in _UNIVERSE_CACHE:
             _UNIVERSE_CACHE[key] = self.dfa(self.universe_node(depth))
         return _UNIVERSE_CACHE[key]
@@ -758,29 +767,14 @@ def _at_most_one_item(schema: dict[str, Any]) -> bool:
     return isinstance(most, int) and not isinstance(most, bool) and most <= 1
 
 
+@cache
+def quoted_string_dfa(limits: Limits) -> DFA:
+    """Every canonical JSON string, quotes included: a constant, built once per process and limits."""
+    return compile_ir(canonical.quoted(canonical.STRING_BODY), limits)
+
+
 def _key_literal(key: str) -> ir.Node:
     return ir.text(canonical.serialize(key))
-
-
-def _other_keys(keys: list[str]) -> ir.Node:
-    """Canonical string bodies of every string except ``keys`` (a trie complement, then escaped)."""
-    trie: dict[str, Any] = {}
-    for key in keys:
-        node = trie
-        for ch in key:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-    anything = ir.star(utf8.any_char())
-
-    def build(node: dict[str, Any]) -> ir.Node:
-        children = [ch for ch in node if ch]
-        branches: list[ir.Node] = [] if "" in node else [ir.EPSILON]
-        excluded = [(ord(ch), ord(ch)) for ch in children]
-        branches.append(ir.seq(utf8.any_char(excluded), anything))
-        branches.extend(ir.seq(ir.text(ch), build(node[ch])) for ch in children)
-        return ir.alt(*branches)
-
-    return canonical.escape_node(build(trie))
 
 
 def _pattern_node(pattern: Any, limits: Limits) -> ir.Node:
