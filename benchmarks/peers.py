@@ -30,6 +30,7 @@ import gc
 import json
 import os
 import pickle
+import re
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 
 import moonmaskc
+from moonmaskc.errors import MoonmaskError
 from moonmaskc.runtime import Guide, load
 from moonmaskc.vocabulary import Vocabulary, load_vocabulary
 
@@ -262,6 +264,27 @@ def run_outlines(
 ENGINES = ("moonmaskc", "xgrammar", "llguidance", "outlines-core")
 
 
+def schema_label(path: Path) -> str:
+    """``user.json`` for an example, ``Github_medium/o1.json`` for a JSONSchemaBench schema."""
+    return path.name if path.parent.parent.name != "jsonschemabench" else f"{path.parent.name}/{path.name}"
+
+
+def natural_key(path: Path) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name)]
+
+
+def benchmark_schemas(choices: list[str]) -> list[Path]:
+    """``SUBSET:N`` -> the first N schemas of that JSONSchemaBench subset, in natural file order."""
+    paths: list[Path] = []
+    for choice in choices:
+        subset, _, count = choice.partition(":")
+        folder = DATA / "schemas" / "jsonschemabench" / subset
+        if not folder.is_dir():
+            raise SystemExit(f"no JSONSchemaBench subset {subset!r} in {folder.parent}")
+        paths += sorted(folder.glob("*.json"), key=natural_key)[: int(count or 5)]
+    return paths
+
+
 def run(
     tokenizer_names: list[str],
     schema_paths: list[Path],
@@ -279,8 +302,12 @@ def run(
         moonmaskc.compile_schema(True, tokenizer=vocabulary)  # warm the trie and vocabulary caches
         for schema_path in schema_paths:
             schema = json.loads(schema_path.read_text())
-            base = {"tokenizer": name, "schema": schema_path.name}
-            ours, trace = run_moonmaskc(schema, vocabulary, hf, repeat, evict)
+            base = {"tokenizer": name, "schema": schema_label(schema_path)}
+            try:
+                ours, trace = run_moonmaskc(schema, vocabulary, hf, repeat, evict)
+            except MoonmaskError as error:  # refused (exact or a clear error): no trace to step along
+                rows.append({**base, "engine": "moonmaskc", "error": f"{type(error).__name__}: {error}"[:80]})
+                continue
             rows.append({**base, "engine": "moonmaskc", **ours})
             peers: dict[str, Callable[[], Figures]] = {
                 "xgrammar": functools.partial(
@@ -376,12 +403,68 @@ def print_tables(rows: list[Figures]) -> None:
             f"{ours.get('fill_first_us', float('nan')):.1f} us",
         )
     console.print(ratios)
+    console.print(goal_summary(rows))
+
+
+GOALS: list[tuple[str, str, str | None, float]] = [
+    # (label, moonmaskc figure, peer or None for an absolute bound, bound)
+    ("compile <= 1.0x xgrammar", "compile_ms", "xgrammar", 1.0),
+    ("compile <= 0.1x outlines-core", "compile_ms", "outlines-core", 0.1),
+    ("fill p50 <= 0.5x xgrammar", "fill_p50_us", "xgrammar", 0.5),
+    ("fill max < 20 us (after the first step)", "fill_max_us", None, 20.0),
+    ("first fill < 20 us", "fill_first_us", None, 20.0),
+]
+
+
+def goal_summary(rows: list[Figures]) -> Any:
+    """Per tokenizer and goal: on how many schemas moonmaskc meets it, and the median figure."""
+    from rich.table import Table
+
+    table = Table(title="goals: schemas where moonmaskc meets each (of those both engines ran), median")
+    for column in ("tokenizer", "goal", "met", "median"):
+        table.add_column(column)
+    for tokenizer in dict.fromkeys(row["tokenizer"] for row in rows):
+        ours = [r for r in rows if r["tokenizer"] == tokenizer and r["engine"] == "moonmaskc"]
+        refused = sum("error" in r for r in ours)
+        for label, key, engine, bound in GOALS:
+            values: list[float] = []
+            for row in ours:
+                if key not in row:
+                    continue
+                if engine is None:
+                    values.append(row[key])
+                    continue
+                theirs = next(
+                    (
+                        r
+                        for r in rows
+                        if r["engine"] == engine
+                        and r["tokenizer"] == tokenizer
+                        and r["schema"] == row["schema"]
+                    ),
+                    None,
+                )
+                if theirs is not None and theirs.get(key):
+                    values.append(row[key] / theirs[key])
+            met = sum(value <= bound if engine else value < bound for value in values)
+            unit = "x" if engine else " us"
+            median = f"{float(np.median(values)):.2f}{unit}" if values else "-"
+            table.add_row(tokenizer, label, f"{met}/{len(values)}", median)
+        table.add_row(tokenizer, "refused by moonmaskc", str(refused), "")
+    return table
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--tokenizers", nargs="+", default=["gpt2", "llama3"])
-    parser.add_argument("--schemas", nargs="+", type=Path, default=DEFAULT_SCHEMAS)
+    parser.add_argument("--schemas", nargs="*", type=Path, default=DEFAULT_SCHEMAS)
+    parser.add_argument(
+        "--jsonschemabench",
+        nargs="+",
+        default=[],
+        metavar="SUBSET:N",
+        help="also the first N schemas (natural order) of these JSONSchemaBench subsets, e.g. Github_easy:5",
+    )
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
     parser.add_argument("--repeat", type=int, default=3, help="compile/load runs; the best counts")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
@@ -394,7 +477,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     evict = cache_evictor(args.cold) if args.cold else None
-    rows = run(args.tokenizers, args.schemas, args.repeat, args.engines, evict)
+    schemas = [*args.schemas, *benchmark_schemas(args.jsonschemabench)]
+    rows = run(args.tokenizers, schemas, args.repeat, args.engines, evict)
     print_tables(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
