@@ -60,17 +60,24 @@ def ordered_members(
 def _free(
     members: list[Member], extra: ir.Node | None, sep: ir.Node, required_after: list[int]
 ) -> tuple[ir.Node, bool]:
+    """Built from the end: ``rest`` is the content from member i on (non-empty), and while it may
+    also be empty, ``optional_follow`` is ``(sep rest)?``; right before the extras it is written
+    ``(sep extra)*`` rather than ``(sep extra (sep extra)*)?``, so that the extras appear once after
+    a required member (every copy of a subexpression is a copy of its automaton in the NFA). Each
+    part is used once, so the expression stays linear in the number of members."""
     rest = ir.NOTHING if extra is None else _repeat_tail(extra, sep, 1, None)
+    optional_follow = ir.EPSILON if extra is None else ir.star(ir.seq(sep, extra))
     rest_may_be_empty = True
     for i in range(len(members) - 1, -1, -1):
         m = members[i].node
         if members[i].required:
-            follow = ir.seq(sep, rest)
-            rest = ir.seq(m, ir.optional(follow)) if rest_may_be_empty else ir.seq(m, follow)
+            rest = ir.seq(m, optional_follow) if rest_may_be_empty else ir.seq(m, sep, rest)
             rest_may_be_empty = False
+        elif rest_may_be_empty:
+            rest = ir.alt(ir.seq(ir.optional(ir.seq(m, sep)), rest), m)
+            optional_follow = ir.optional(ir.seq(sep, rest))
         else:
-            alone = m if rest_may_be_empty else ir.NOTHING
-            rest = ir.alt(ir.seq(ir.optional(ir.seq(m, sep)), rest), alone)
+            rest = ir.seq(ir.optional(ir.seq(m, sep)), rest)
     return rest, rest_may_be_empty
 
 
