@@ -15,6 +15,10 @@ repetition start at the state they are entered from, not at a fresh state behind
 That is sound because no construction ever adds an edge *into* the state it starts from (a star
 loops back to a loop state of its own, every exit is a fresh state), so what leaves a shared entry
 is exactly the union of the branches.
+
+A sequence that spells ``X (S X)*`` (a JSON list: an element, then separator-element pairs) is
+built as one loop through a single copy of ``X``: ``X``'s exit leads by ``S`` back to a loop state
+of its own, as a star's body does. An embedded automaton as ``X`` is thus copied once, not twice.
 """
 
 from __future__ import annotations
@@ -113,10 +117,7 @@ class _Builder:
             nfa.edges[entry].append((node.mask, exit_state))
             return exit_state
         if isinstance(node, ir.Seq):
-            current = entry
-            for item in node.items:
-                current = self.build(item, current)
-            return current
+            return self._seq(node.items, entry)
         if isinstance(node, ir.Alt):
             exit_state = nfa.new_state()
             for item in node.items:  # every branch leaves from the entry itself (see the docstring)
@@ -125,6 +126,33 @@ class _Builder:
         if isinstance(node, ir.Repeat):
             return self._repeat(node, entry)
         return self._automaton(node, entry)
+
+    def _seq(self, items: tuple[ir.Node, ...], entry: int) -> int:
+        loops = _separated_loops(items)
+        current = entry
+        index = 0
+        while index < len(items):
+            found = loops.get(index)
+            if found is None:
+                current = self.build(items[index], current)
+                index += 1
+                continue
+            repeat_index, separator = found
+            current = self._separated_loop(items[index:repeat_index], separator, current)
+            index = repeat_index + 1
+        return current
+
+    def _separated_loop(self, body: tuple[ir.Node, ...], separator: tuple[ir.Node, ...], entry: int) -> int:
+        """``body (separator body)*`` with one copy of ``body``: the separator leads back to a loop
+        state of its own, as in a star."""
+        nfa = self.nfa
+        loop = nfa.new_state()
+        nfa.epsilon[entry].append(loop)
+        body_exit = self._seq(body, loop)
+        nfa.epsilon[self._seq(separator, body_exit)].append(loop)
+        exit_state = nfa.new_state()
+        nfa.epsilon[body_exit].append(exit_state)
+        return exit_state
 
     def _repeat(self, node: ir.Repeat, entry: int) -> int:
         nfa = self.nfa
@@ -165,3 +193,23 @@ class _Builder:
             if accepting[q]:
                 nfa.epsilon[state].append(exit_state)
         return exit_state
+
+
+def _separated_loops(items: tuple[ir.Node, ...]) -> dict[int, tuple[int, tuple[ir.Node, ...]]]:
+    """Where ``items`` spell ``X (S X)*`` (as JSON arrays and objects do: an element, then any
+    number of separator-element pairs): the index where ``X`` starts -> (the index of the
+    repetition, ``S``). Built as one loop, ``X`` is copied into the NFA once instead of twice."""
+    loops: dict[int, tuple[int, tuple[ir.Node, ...]]] = {}
+    taken = 0
+    for index, item in enumerate(items):
+        if not (isinstance(item, ir.Repeat) and item.min == 0 and item.max is None):
+            continue
+        body = item.item.items if isinstance(item.item, ir.Seq) else (item.item,)
+        for split in range(1, len(body)):  # the longest repeated part first
+            length = len(body) - split
+            start = index - length
+            if start >= taken and items[start:index] == body[split:]:
+                loops[start] = (index, body[:split])
+                taken = index + 1
+                break
+    return loops

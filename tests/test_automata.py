@@ -74,6 +74,8 @@ def ir_nodes() -> st.SearchStrategy[ir.Node]:
             st.lists(children, min_size=2, max_size=3).map(lambda xs: ir.seq(*xs)),
             st.lists(children, min_size=2, max_size=3).map(lambda xs: ir.alt(*xs)),
             st.tuples(children, bounds).map(lambda t: ir.repeat(t[0], t[1][0], t[1][1])),
+            # X (S X)*, the shape of JSON lists, which the NFA builds with one copy of X
+            st.tuples(children, children).map(lambda t: ir.seq(t[0], ir.star(ir.seq(t[1], t[0])))),
         )
 
     return st.recursive(leaves, extend, max_leaves=8)
@@ -155,6 +157,18 @@ def test_two_way_products_equal_the_general_product(left: ir.Node, right: ir.Nod
             assert np.array_equal(pair.transitions, general.transitions)
             assert np.array_equal(pair.byte_class, general.byte_class)
             assert np.array_equal(pair.accepting, general.accepting)
+
+
+def test_separated_lists_copy_the_element_once() -> None:
+    """``[X(,X)*]`` with X a sequence itself (flattened into the outer one by ``ir.seq``): one copy
+    of X in the NFA, the same language as the span oracle says."""
+    element = ir.seq(ir.text("ab"), ir.alt(ir.text("c"), ir.star(ir.text("a"))), ir.text("b"))
+    listed = ir.seq(ir.text("c"), element, ir.star(ir.seq(ir.text("b"), element)), ir.text("c"))
+    twice = ir.seq(ir.text("c"), element, ir.seq(ir.text("b"), element), ir.text("c"))
+    assert build_nfa(listed).num_states < build_nfa(twice).num_states
+    nfa, dfa = build_nfa(listed), compile_ir(listed)
+    for s in all_strings(9):
+        assert nfa.accepts(s) == dfa.accepts(s) == ir_matches(listed, s), s
 
 
 def test_embedded_automaton_is_spliced_in() -> None:
