@@ -157,6 +157,10 @@ class _Builder:
     def _repeat(self, node: ir.Repeat, entry: int) -> int:
         nfa = self.nfa
         current = entry
+        if node.max is None and node.min:  # X{m,} = X{m-1} X+, and X+ = X (X)*: one loop, one copy
+            for _ in range(node.min - 1):
+                current = self.build(node.item, current)
+            return self._separated_loop((node.item,), (), current)
         for _ in range(node.min):
             current = self.build(node.item, current)
         if node.max is None:

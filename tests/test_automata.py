@@ -166,6 +166,9 @@ def test_separated_lists_copy_the_element_once() -> None:
     listed = ir.seq(ir.text("c"), element, ir.star(ir.seq(ir.text("b"), element)), ir.text("c"))
     twice = ir.seq(ir.text("c"), element, ir.seq(ir.text("b"), element), ir.text("c"))
     assert build_nfa(listed).num_states < build_nfa(twice).num_states
+    word = ir.text("abcabc")  # X+ is one loop too: six byte states, a loop state, an exit (and the start)
+    assert build_nfa(ir.plus(word)).num_states <= len("abcabc") + 3
+    assert all(build_nfa(ir.plus(word)).accepts(b"abcabc" * n) == (n > 0) for n in range(4))
     nfa, dfa = build_nfa(listed), compile_ir(listed)
     for s in all_strings(9):
         assert nfa.accepts(s) == dfa.accepts(s) == ir_matches(listed, s), s
