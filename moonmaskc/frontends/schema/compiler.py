@@ -117,9 +117,6 @@ class _Walk:
             return any_key
         return difference(any_key, self.dfa(ir.alt(*map(_key_literal, keys))), self.limits)
 
-    def share_always(self, node: ir.Node) -> ir.Node:
-        return node if isinstance(node, ir.Automaton) else ir.Automaton(self.dfa(node), "shared")
-
     def refuse(self, keyword: str, reason: str, where: str) -> None:
         """Strict: raise. Lenient: record a warning; the caller drops the keyword."""
         if not self.lenient:
@@ -633,7 +630,7 @@ class _Walk:
                 value = self.share(self.node(extra_schema, pointer_child(where, "additionalProperties")))
                 if not is_empty_node(value):
                     other_keys = ir.Automaton(self.other_keys_dfa(keys), "other keys")
-                    extra = self.share_always(self.layout.member(other_keys, value))
+                    extra = self.layout.member(other_keys, value)
         if (
             self.budget_end is not None
             and len(members) == 1
