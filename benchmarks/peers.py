@@ -444,7 +444,10 @@ def goal_summary(rows: list[Figures]) -> Any:
     """Per tokenizer and goal: on how many schemas moonmaskc meets it, and the median figure."""
     from rich.table import Table
 
-    table = Table(title="goals: schemas where moonmaskc meets each (of those both engines ran), median")
+    table = Table(
+        title="goals: schemas where moonmaskc meets each, of those both engines compiled (fills: of those "
+        "both engines stepped through the whole trace), and the median"
+    )
     for column in ("tokenizer", "goal", "met", "median"):
         table.add_column(column)
     for tokenizer in dict.fromkeys(row["tokenizer"] for row in rows):
@@ -468,8 +471,11 @@ def goal_summary(rows: list[Figures]) -> Any:
                     ),
                     None,
                 )
-                if theirs is not None and theirs.get(key):
-                    values.append(row[key] / theirs[key])
+                if theirs is None or not theirs.get(key):
+                    continue
+                if key.startswith("fill") and theirs.get("steps") != row.get("steps"):
+                    continue  # the peer refused part of the trace: its fills are not of the same steps
+                values.append(row[key] / theirs[key])
             met = sum(value <= bound if engine else value < bound for value in values)
             unit = "x" if engine else " us"
             median = f"{float(np.median(values)):.2f}{unit}" if values else "-"
