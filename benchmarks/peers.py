@@ -440,6 +440,33 @@ GOALS: list[tuple[str, str, str | None, float]] = [
 ]
 
 
+def markdown_rows(rows: list[Figures]) -> str:
+    """Every row as a Markdown table (the form docs/runtime.md quotes)."""
+    header = (
+        "| tokenizer | schema | engine | compile ms | first fill µs | fill p50 µs | fill p99 µs "
+        "| fill max µs | size KB | load ms | steps |"
+    )
+    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+
+    def cell(row: Figures, key: str, digits: int) -> str:
+        value = row.get(key)
+        return f"{value:.{digits}f}" if isinstance(value, float) else "-"
+
+    for row in rows:
+        if "error" in row:
+            note = row["error"].replace("|", "/")
+            lines.append(f"| {row['tokenizer']} | {row['schema']} | {row['engine']} | {note} |||||||| - |")
+            continue
+        lines.append(
+            f"| {row['tokenizer']} | {row['schema']} | {row['engine']} | {cell(row, 'compile_ms', 1)} "
+            f"| {cell(row, 'fill_first_us', 1)} | {cell(row, 'fill_p50_us', 2)} "
+            f"| {cell(row, 'fill_p99_us', 1)} "
+            f"| {cell(row, 'fill_max_us', 1)} | {cell(row, 'size_kb', 0)} | {cell(row, 'load_ms', 1)} "
+            f"| {row.get('steps', '-')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def goal_summary(rows: list[Figures]) -> Any:
     """Per tokenizer and goal: on how many schemas moonmaskc meets it, and the median figure."""
     from rich.table import Table
@@ -498,6 +525,7 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
     parser.add_argument("--repeat", type=int, default=3, help="compile/load runs; the best counts")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--markdown", type=Path, help="also write every row as a Markdown table")
     parser.add_argument(
         "--cold",
         type=int,
@@ -517,6 +545,8 @@ def main() -> None:
     print_tables(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
+    if args.markdown:
+        args.markdown.write_text(markdown_rows(rows))
 
 
 if __name__ == "__main__":
