@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from moonmaskc.dfa import DFA
     from moonmaskc.trie import ByteTrie
 
-GATHER_CELLS_PER_BATCH = 1 << 22
+GATHER_CELLS_PER_BATCH = 1 << 18
 DEAD_MAP = 0
 IDENTITY_MAP = 1
 
@@ -185,9 +185,9 @@ class _MapStore:
         if self.count == len(self._matrix):
             if self.count * self.num_states > self.max_cells:
                 raise _too_many_cells(self.num_states, self.count, self.max_cells)
-            grown = np.zeros((2 * self.count, self.num_states), dtype=self.dtype)
-            grown[: self.count] = self._matrix
-            self._matrix = grown
+            # In place (realloc, which moves large buffers by remapping pages instead of copying
+            # them): safe because no view of the matrix outlives a call of this class.
+            self._matrix.resize((2 * self.count, self.num_states), refcheck=False)
         self._matrix[self.count] = row
         self.count += 1
         return self.count - 1
