@@ -55,7 +55,7 @@ VOCAB_ARRAY_NAMES = (
     "vocab_token_lengths",
     "vocab_token_bytes",
 )
-DENSE_CELLS_PER_CHUNK = 1 << 24
+DENSE_CELLS_PER_CHUNK = 1 << 19
 ALLOWED_ROWS_CACHED = 256
 
 
