@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from moonmaskc.trie import ByteTrie
 
 GATHER_CELLS_PER_BATCH = 1 << 18
+DENSE_PAIR_KEYS = 1 << 24
 DEAD_MAP = 0
 IDENTITY_MAP = 1
 
@@ -93,8 +94,7 @@ def _compose_over_trie(
     parents = trie.node_parent
     node_map = np.full(trie.num_nodes, DEAD_MAP, dtype=np.int64)
     node_map[0] = IDENTITY_MAP
-    known_keys = np.zeros(0, dtype=np.int64)  # sorted (map * classes + byte class) pairs seen so far
-    known_ids = np.zeros(0, dtype=np.int64)
+    known = _PairIds()  # map * classes + byte class -> the composed map's id
     for depth in range(1, trie.max_depth + 1):
         low, high = trie.level(depth)
         parent_map = node_map[parents[low:high]]
@@ -102,22 +102,51 @@ def _compose_over_trie(
         if len(live) == 0:
             break
         keys = parent_map[live] * classes + node_class[low + live]
-        unique_keys, inverse = np.unique(keys, return_inverse=True)
-        position = np.minimum(np.searchsorted(known_keys, unique_keys), max(len(known_keys) - 1, 0))
-        seen = known_keys[position] == unique_keys if len(known_keys) else np.zeros(len(unique_keys), bool)
-        ids = np.where(seen, known_ids[position] if len(known_ids) else 0, -1)
-        missing = np.flatnonzero(~seen)
+        known.reserve(maps.count * classes)
+        ids = known.lookup(keys)
+        missing = np.flatnonzero(ids < 0)
         if len(missing):
-            pair_keys = unique_keys[missing]
-            ids[missing] = _compose(maps, columns, pair_keys // classes, pair_keys % classes)
-            known_keys = np.concatenate([known_keys, pair_keys])
-            known_ids = np.concatenate([known_ids, ids[missing]])
-            order = np.argsort(known_keys, kind="stable")
-            known_keys, known_ids = known_keys[order], known_ids[order]
-        node_map[low + live] = ids[inverse]
+            pair_keys = np.unique(keys[missing])
+            known.store(pair_keys, _compose(maps, columns, pair_keys // classes, pair_keys % classes))
+            ids[missing] = known.lookup(keys[missing])
+        node_map[low + live] = ids
         if on_level is not None:
             on_level(high / trie.num_nodes)
     return node_map
+
+
+class _PairIds:
+    """Integer keys (map id * classes + byte class) -> composed map ids, -1 for keys not stored: a
+    dense table while the key range is at most ``DENSE_PAIR_KEYS`` (a lookup is one gather, no
+    sort), a dict beyond it (the key range grows with the number of distinct maps)."""
+
+    def __init__(self) -> None:
+        self._table: np.ndarray | None = np.full(1024, -1, dtype=np.int64)
+        self._dict: dict[int, int] = {}
+
+    def reserve(self, key_range: int) -> None:
+        table = self._table
+        if table is None or key_range <= len(table):
+            return
+        if key_range > DENSE_PAIR_KEYS:
+            stored = np.flatnonzero(table >= 0)
+            self._dict = dict(zip(stored.tolist(), table[stored].tolist(), strict=True))
+            self._table = None
+            return
+        self._table = np.full(min(2 * key_range, DENSE_PAIR_KEYS), -1, dtype=np.int64)
+        self._table[: len(table)] = table
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        if self._table is not None:
+            return self._table[keys]
+        found = self._dict.get
+        return np.fromiter((found(key, -1) for key in keys.tolist()), dtype=np.int64, count=len(keys))
+
+    def store(self, keys: np.ndarray, ids: np.ndarray) -> None:
+        if self._table is not None:
+            self._table[keys] = ids
+        else:
+            self._dict.update(zip(keys.tolist(), ids.tolist(), strict=True))
 
 
 def _compose(

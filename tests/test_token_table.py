@@ -253,3 +253,23 @@ def test_state_maps_stay_exact_when_every_hash_collides(monkeypatch: pytest.Monk
     assert np.array_equal(colliding.token_class, honest.token_class)
     for state in range(dfa.num_states):
         assert_state_matches(colliding, dfa, vocabulary, state)
+
+
+def test_pair_lookup_switches_from_a_dense_table_to_a_dict_without_changing_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """(map, byte class) pairs already composed are found in a dense table while the key range is
+    small and in a dict beyond it; with the switch forced early, the table is the same."""
+    import moonmaskc.token_classes as token_classes
+
+    dfa = json_like_dfa()
+    vocabulary = load_vocabulary(data_path("tokenizers", "gpt2.json"))
+    trie = build_trie(vocabulary)
+    dense = build_token_table(dfa, vocabulary, trie=trie)
+    monkeypatch.setattr(token_classes, "DENSE_PAIR_KEYS", 2 * dfa.num_classes)
+    switched = build_token_table(dfa, vocabulary, trie=trie)
+    assert np.array_equal(switched.class_next, dense.class_next)
+    assert np.array_equal(switched.token_class, dense.token_class)
+    assert np.array_equal(switched.mask_rows, dense.mask_rows)
+    for state in range(0, dfa.num_states, 7):
+        assert_state_matches(switched, dfa, vocabulary, state)
