@@ -8,6 +8,7 @@ import json
 import string
 import subprocess
 import sys
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from moonmaskc import ir
 from moonmaskc.dfa import DFA, compile_ir
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.frontends.schema.canonical import serialize
+from tests.conftest import data_path
 from tests.schema_suite_report import declared_order
 
 INT = {"type": "integer"}
@@ -290,3 +292,26 @@ def test_additional_property_names_are_exactly_the_undeclared_strings(
         assert dfa.accepts(f"{{{serialize(text)}:true}}".encode()) == (not declared), (keys, text)
         assert dfa.accepts(f"{{{serialize(text)}:null}}".encode()) == declared, (keys, text)
     assert not dfa.accepts(b'{"\\u0061":true}') and not dfa.accepts(b'{"\\/":true}')
+
+
+def test_the_walk_never_compiles_the_same_expression_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big sub-expressions become DFA leaves; equal ones must reuse one leaf (automata compare by
+    identity), or every expression around them is compiled again. Real schemas whose objects take
+    free-form values in several places."""
+    import moonmaskc.frontends.schema.compiler as compiler
+
+    real_compile = compiler.compile_ir
+    compiled: list[str] = []
+
+    def counting_compile(node: ir.Node, limits: Any = None) -> DFA:
+        compiled.append(ir.to_regex(node))
+        return real_compile(node, limits)
+
+    monkeypatch.setattr(compiler, "compile_ir", counting_compile)
+    for subset, name in (("Kubernetes", "kb_0_Normalized.json"), ("Github_medium", "o102.json")):
+        compiled.clear()
+        compile_schema_ir(
+            json.loads(data_path("schemas", "jsonschemabench", subset, name).read_text()), lenient=True
+        )
+        repeated = [text[:80] for text, count in Counter(compiled).items() if count > 1]
+        assert len(compiled) > 3 and not repeated, (name, repeated)

@@ -39,8 +39,8 @@ from moonmaskc.limits import Limits
 
 ALL_TYPES = ("null", "boolean", "object", "array", "string", "number")
 SHARE_SIZE = 4000
-# Universe DFAs depend only on (whitespace policy, depth, limits): built once per process.
-_UNIVERSE_CACHE: dict[tuple[str, int, Limits], DFA] = {}
+# Universe automata depend only on (whitespace policy, depth, limits): built once per process.
+_UNIVERSE_CACHE: dict[tuple[str, int, Limits], ir.Automaton] = {}
 _OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
 
 
@@ -80,6 +80,8 @@ class _Walk:
         self.old_draft = any(d in str(declared) for d in _OLD_DRAFTS)
         self._universes: dict[int, ir.Node] = {}
         self._dfas: dict[ir.Node, DFA] = {}
+        self._shared: dict[ir.Node, ir.Automaton] = {}
+        self._other_keys: dict[tuple[str, ...], ir.Automaton] = {}
         self._refs: dict[tuple[Any, ...], _RefResult] = {}
 
     @cached_property
@@ -104,9 +106,22 @@ class _Walk:
         return found
 
     def share(self, node: ir.Node) -> ir.Node:
+        """``node``, or when it is big, its DFA as a leaf: one leaf object per node, so that the
+        expressions around equal nodes stay equal (automata compare by identity) and their DFAs
+        are found again in the walk's cache instead of being compiled once more."""
         if isinstance(node, ir.Automaton) or ir.size(node) <= SHARE_SIZE:
             return node
-        return ir.Automaton(self.dfa(node), "shared")
+        found = self._shared.get(node)
+        if found is None:
+            found = self._shared[node] = ir.Automaton(self.dfa(node), "shared")
+        return found
+
+    def other_keys(self, keys: list[str]) -> ir.Automaton:
+        """``other_keys_dfa`` as a leaf, one object per key list (see ``share``)."""
+        found = self._other_keys.get(tuple(keys))
+        if found is None:
+            found = self._other_keys[tuple(keys)] = ir.Automaton(self.other_keys_dfa(keys), "other keys")
+        return found
 
     def other_keys_dfa(self, keys: list[str]) -> DFA:
         """Canonical quoted strings other than ``keys``: every canonical string minus the keys'
@@ -419,9 +434,9 @@ class _Walk:
             )
             self.refuse(keyword, f"cannot be complemented exactly: {why}", where)
             return None
-        universe = self.universe_dfa(
+        universe = self.universe_leaf(
             self.budget_end - self.nesting if self.budget_end is not None else self.limits.max_depth
-        )
+        ).dfa
         self.flags.depth_cut = True
         return difference(universe, self.dfa(operand), self.limits)
 
@@ -468,7 +483,7 @@ class _Walk:
             )
             return ir.alt(*nodes)
         self.flags.depth_cut = True
-        dfas = [self.universe_dfa(depth), *(self.dfa(n) for n in nodes)]
+        dfas = [self.universe_leaf(depth).dfa, *(self.dfa(n) for n in nodes)]
         return ir.Automaton(product(dfas, lambda f: bool(f[0]) and sum(f[1:]) == 1, self.limits), "oneOf")
 
     def branch_view(self, base: dict[str, Any], branch: Any, where: str) -> Any:
@@ -629,8 +644,7 @@ class _Walk:
             if extra_schema is not False:
                 value = self.share(self.node(extra_schema, pointer_child(where, "additionalProperties")))
                 if not is_empty_node(value):
-                    other_keys = ir.Automaton(self.other_keys_dfa(keys), "other keys")
-                    extra = self.layout.member(other_keys, value)
+                    extra = self.layout.member(self.other_keys(keys), value)
         if (
             self.budget_end is not None
             and len(members) == 1
@@ -659,12 +673,15 @@ class _Walk:
         self.flags.depth_cut = True
         if depth < 0:
             return ir.NOTHING
-        return ir.Automaton(self.universe_dfa(depth), f"any JSON value, depth <= {depth}")
+        return self.universe_leaf(depth)
 
-    def universe_dfa(self, depth: int) -> DFA:
+    def universe_leaf(self, depth: int) -> ir.Automaton:
+        """The any-JSON-value automaton of ``depth`` as a leaf, the same object every time (see
+        ``share``)."""
         key = (self.layout.policy, depth, self.limits)
         if key not in _UNIVERSE_CACHE:
-            _UNIVERSE_CACHE[key] = self.dfa(self.universe_node(depth))
+            dfa = self.dfa(self.universe_node(depth))
+            _UNIVERSE_CACHE[key] = ir.Automaton(dfa, f"any JSON value, depth <= {depth}")
         return _UNIVERSE_CACHE[key]
 
     def universe_node(self, depth: int) -> ir.Node:
@@ -683,7 +700,7 @@ class _Walk:
         if depth == 0:
             node = scalars
         else:
-            inner = ir.Automaton(self.universe_dfa(depth - 1), f"any JSON value, depth <= {depth - 1}")
+            inner = self.universe_leaf(depth - 1)
             elements = ir.seq(inner, ir.star(ir.seq(layout.comma, inner)))
             member = layout.member(canonical.quoted(canonical.STRING_BODY), inner)
             members = ir.seq(member, ir.star(ir.seq(layout.comma, member)))
