@@ -82,6 +82,7 @@ class _Walk:
         self._dfas: dict[ir.Node, DFA] = {}
         self._shared: dict[ir.Node, ir.Automaton] = {}
         self._other_keys: dict[tuple[str, ...], ir.Automaton] = {}
+        self._strings: dict[tuple[ir.Node, tuple[int, ...]], tuple[ir.Node, list[DFA]]] = {}
         self._refs: dict[tuple[Any, ...], _RefResult] = {}
 
     @cached_property
@@ -574,13 +575,21 @@ class _Walk:
                 constraints.append(self.dfa(node))
         if not constraints:
             return canonical.quoted(body)
+        # Equal constraints are the same DFA objects (both come from caches), so one leaf serves
+        # every string schema with this body and these constraints (see ``share``).
+        key = (body, tuple(map(id, constraints)))
+        found = self._strings.get(key)
+        if found is not None:
+            return found[0]
         if within_body and body is canonical.STRING_BODY:
             language, rest = constraints[0], constraints[1:]
         else:
             language, rest = self.dfa(body), constraints
         for constraint in rest:
             language = intersect(language, constraint, self.limits)
-        return canonical.quoted(ir.Automaton(language, "string"))
+        node = canonical.quoted(ir.Automaton(language, "string"))
+        self._strings[key] = (node, constraints)  # the constraints kept alive, so their ids stay theirs
+        return node
 
     def array(self, schema: dict[str, Any], where: str) -> ir.Node:
         items = schema.get("items")
