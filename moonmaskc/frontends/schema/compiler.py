@@ -82,7 +82,7 @@ class _Walk:
         self._dfas: dict[ir.Node, DFA] = {}
         self._shared: dict[ir.Node, ir.Automaton] = {}
         self._other_keys: dict[tuple[str, ...], ir.Automaton] = {}
-        self._strings: dict[tuple[ir.Node, tuple[int, ...]], tuple[ir.Node, list[DFA]]] = {}
+        self._derived: dict[tuple[str, tuple[int, ...]], tuple[ir.Automaton, tuple[DFA, ...]]] = {}
         self._refs: dict[tuple[Any, ...], _RefResult] = {}
 
     @cached_property
@@ -116,6 +116,15 @@ class _Walk:
         if found is None:
             found = self._shared[node] = ir.Automaton(self.dfa(node), "shared")
         return found
+
+    def derived(self, label: str, inputs: tuple[DFA, ...], build: Callable[[], DFA]) -> ir.Automaton:
+        """The DFA ``build`` makes from ``inputs`` as a leaf, one per label and inputs: the inputs
+        come from the walk's caches, so equal ones are the same objects (see ``share``)."""
+        key = (label, tuple(map(id, inputs)))
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = (ir.Automaton(build(), label), inputs)  # inputs kept alive
+        return found[0]
 
     def other_keys(self, keys: list[str]) -> ir.Automaton:
         """``other_keys_dfa`` as a leaf, one object per key list (see ``share``)."""
@@ -397,7 +406,8 @@ class _Walk:
             negated = self.complement(schema["not"], pointer_child(where, "not"), "not")
             if negated is None:
                 return base
-            return ir.Automaton(intersect(self.dfa(base), negated, self.limits), "not")
+            base_dfa = self.dfa(base)
+            return self.derived("not", (base_dfa, negated), lambda: intersect(base_dfa, negated, self.limits))
         return self.typed(schema, where)
 
     def with_base(self, base: dict[str, Any], branch: Any, where: str) -> ir.Node:
@@ -439,7 +449,10 @@ class _Walk:
             self.budget_end - self.nesting if self.budget_end is not None else self.limits.max_depth
         ).dfa
         self.flags.depth_cut = True
-        return difference(universe, self.dfa(operand), self.limits)
+        operand_dfa = self.dfa(operand)
+        return self.derived(
+            "complement", (universe, operand_dfa), lambda: difference(universe, operand_dfa, self.limits)
+        ).dfa
 
     def conditional(
         self, base: dict[str, Any], condition: Any, then: Any, otherwise: Any, where: str
@@ -450,7 +463,10 @@ class _Walk:
         taken = self.all_of([base, condition, then], where)
         not_taken = self.all_of([base, otherwise], where)
         if not is_empty_node(not_taken):
-            not_taken = ir.Automaton(intersect(self.dfa(not_taken), negated, self.limits), "else")
+            not_taken_dfa = self.dfa(not_taken)
+            not_taken = self.derived(
+                "else", (not_taken_dfa, negated), lambda: intersect(not_taken_dfa, negated, self.limits)
+            )
         return ir.alt(taken, not_taken)
 
     def one_of(self, base: dict[str, Any], branches: list[Any], where: str) -> ir.Node:
@@ -484,8 +500,10 @@ class _Walk:
             )
             return ir.alt(*nodes)
         self.flags.depth_cut = True
-        dfas = [self.universe_leaf(depth).dfa, *(self.dfa(n) for n in nodes)]
-        return ir.Automaton(product(dfas, lambda f: bool(f[0]) and sum(f[1:]) == 1, self.limits), "oneOf")
+        dfas = (self.universe_leaf(depth).dfa, *(self.dfa(n) for n in nodes))
+        return self.derived(
+            "oneOf", dfas, lambda: product(list(dfas), lambda f: bool(f[0]) and sum(f[1:]) == 1, self.limits)
+        )
 
     def branch_view(self, base: dict[str, Any], branch: Any, where: str) -> Any:
         """The merged schema of a branch, for disjointness proofs (refs resolved one level)."""
@@ -575,21 +593,18 @@ class _Walk:
                 constraints.append(self.dfa(node))
         if not constraints:
             return canonical.quoted(body)
-        # Equal constraints are the same DFA objects (both come from caches), so one leaf serves
-        # every string schema with this body and these constraints (see ``share``).
-        key = (body, tuple(map(id, constraints)))
-        found = self._strings.get(key)
-        if found is not None:
-            return found[0]
         if within_body and body is canonical.STRING_BODY:
-            language, rest = constraints[0], constraints[1:]
+            inputs = tuple(constraints)
         else:
-            language, rest = self.dfa(body), constraints
-        for constraint in rest:
-            language = intersect(language, constraint, self.limits)
-        node = canonical.quoted(ir.Automaton(language, "string"))
-        self._strings[key] = (node, constraints)  # the constraints kept alive, so their ids stay theirs
-        return node
+            inputs = (self.dfa(body), *constraints)
+
+        def language() -> DFA:
+            result = inputs[0]
+            for constraint in inputs[1:]:
+                result = intersect(result, constraint, self.limits)
+            return result
+
+        return canonical.quoted(self.derived("string", inputs, language))
 
     def array(self, schema: dict[str, Any], where: str) -> ir.Node:
         items = schema.get("items")
