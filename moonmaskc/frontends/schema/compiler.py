@@ -81,7 +81,6 @@ class _Walk:
         self._universes: dict[int, ir.Node] = {}
         self._dfas: dict[ir.Node, DFA] = {}
         self._shared: dict[ir.Node, ir.Automaton] = {}
-        self._other_keys: dict[tuple[str, ...], ir.Automaton] = {}
         self._derived: dict[tuple[str, tuple[int, ...]], tuple[ir.Automaton, tuple[DFA, ...]]] = {}
         self._refs: dict[tuple[Any, ...], _RefResult] = {}
 
@@ -127,20 +126,16 @@ class _Walk:
         return found[0]
 
     def other_keys(self, keys: list[str]) -> ir.Automaton:
-        """``other_keys_dfa`` as a leaf, one object per key list (see ``share``)."""
-        found = self._other_keys.get(tuple(keys))
-        if found is None:
-            found = self._other_keys[tuple(keys)] = ir.Automaton(self.other_keys_dfa(keys), "other keys")
-        return found
-
-    def other_keys_dfa(self, keys: list[str]) -> DFA:
-        """Canonical quoted strings other than ``keys``: every canonical string minus the keys'
-        (a string has one canonical form, so the difference of the forms is the form of the
+        """Canonical quoted strings other than ``keys``, as a leaf: every canonical string minus the
+        keys' (a string has one canonical form, so the difference of the forms is the form of the
         difference)."""
         any_key = quoted_string_dfa(self.limits)
         if not keys:
-            return any_key
-        return difference(any_key, self.dfa(ir.alt(*map(_key_literal, keys))), self.limits)
+            return self.derived("other keys", (any_key,), lambda: any_key)
+        declared = self.dfa(ir.alt(*map(_key_literal, keys)))
+        return self.derived(
+            "other keys", (any_key, declared), lambda: difference(any_key, declared, self.limits)
+        )
 
     def refuse(self, keyword: str, reason: str, where: str) -> None:
         """Strict: raise. Lenient: record a warning; the caller drops the keyword."""
