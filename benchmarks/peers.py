@@ -123,11 +123,7 @@ def step_along(
             if not accept(token):
                 break
             steps += 1
-    return latencies_with_steps(latencies, steps, len(trace))
-
-
-def latencies_with_steps(latencies: list[float], steps: int, trace_length: int) -> Figures:
-    return latency_figures(latencies, steps, trace_length)
+    return latency_figures(latencies, steps, len(trace))
 
 
 def valid_trace(guide: Guide, hf_tokenizer: Any, seed: int) -> tuple[str, list[int]]:
@@ -349,6 +345,21 @@ def run(
     return rows
 
 
+def peer_row(rows: list[Figures], engine: str, ours: Figures) -> Figures | None:
+    """The row of ``engine`` for the tokenizer and schema of ``ours``, unless that engine failed."""
+    return next(
+        (
+            r
+            for r in rows
+            if r["engine"] == engine
+            and r["tokenizer"] == ours["tokenizer"]
+            and r["schema"] == ours["schema"]
+            and "error" not in r
+        ),
+        None,
+    )
+
+
 def ratio(ours: Figures, theirs: Figures | None, key: str) -> str:
     if theirs is None or key not in ours or key not in theirs or not theirs[key]:
         return "-"
@@ -400,28 +411,14 @@ def print_tables(rows: list[Figures]) -> None:
     ):
         ratios.add_column(column)
     for ours in (row for row in rows if row["engine"] == "moonmaskc"):
-
-        def peer(engine: str, of: Figures = ours) -> Figures | None:
-            return next(
-                (
-                    r
-                    for r in rows
-                    if r["engine"] == engine
-                    and r["tokenizer"] == of["tokenizer"]
-                    and r["schema"] == of["schema"]
-                    and "error" not in r
-                ),
-                None,
-            )
-
         ratios.add_row(
             ours["tokenizer"],
             ours["schema"],
-            ratio(ours, peer("xgrammar"), "compile_ms"),
-            ratio(ours, peer("xgrammar-nonstrict"), "compile_ms"),
-            ratio(ours, peer("outlines-core"), "compile_ms"),
-            ratio(ours, peer("xgrammar"), "fill_p50_us"),
-            ratio(ours, peer("xgrammar"), "fill_max_us"),
+            ratio(ours, peer_row(rows, "xgrammar", ours), "compile_ms"),
+            ratio(ours, peer_row(rows, "xgrammar-nonstrict", ours), "compile_ms"),
+            ratio(ours, peer_row(rows, "outlines-core", ours), "compile_ms"),
+            ratio(ours, peer_row(rows, "xgrammar", ours), "fill_p50_us"),
+            ratio(ours, peer_row(rows, "xgrammar", ours), "fill_max_us"),
             f"{ours.get('fill_max_us', float('nan')):.1f} us",
             f"{ours.get('fill_first_us', float('nan')):.1f} us",
         )
@@ -488,16 +485,7 @@ def goal_summary(rows: list[Figures]) -> Any:
                 if engine is None:
                     values.append(row[key])
                     continue
-                theirs = next(
-                    (
-                        r
-                        for r in rows
-                        if r["engine"] == engine
-                        and r["tokenizer"] == tokenizer
-                        and r["schema"] == row["schema"]
-                    ),
-                    None,
-                )
+                theirs = peer_row(rows, engine, row)
                 if theirs is None or not theirs.get(key):
                     continue
                 if key.startswith("fill") and theirs.get("steps") != row.get("steps"):
