@@ -14,7 +14,7 @@ byte order, with byte classes merged so that no two columns are equal.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import islice, pairwise
 
 import numpy as np
@@ -214,10 +214,36 @@ def prune(dfa: DFA) -> DFA:
 # ---------------------------------------------------------------------------------------------
 
 
+class _LiveEdges:
+    """The live transitions of a DFA with dead state 0, per state: ``targets[s]`` the live targets
+    and ``classes[s]`` the classes that lead to them, both in class order (empty for state 0), and
+    ``predecessors[t]`` the distinct live states with an edge into ``t``."""
+
+    __slots__ = ("classes", "predecessors", "targets")
+
+    def __init__(self, targets: list[list[int]], classes: list[tuple[int, ...]]) -> None:
+        self.targets = targets
+        self.classes = classes
+        self.predecessors: list[list[int]] = [[] for _ in targets]
+        for source in range(1, len(targets)):
+            for target in set(targets[source]):
+                self.predecessors[target].append(source)
+
+    @classmethod
+    def of_rows(cls, rows: Sequence[Sequence[int]]) -> _LiveEdges:
+        targets: list[list[int]] = [[]]
+        classes: list[tuple[int, ...]] = [()]
+        for row in islice(rows, 1, None):
+            live = tuple(c for c, t in enumerate(row) if t)
+            classes.append(live)
+            targets.append([row[c] for c in live])
+        return cls(targets, classes)
+
+
 class _Tables:
     """A DFA in Python lists: ``rows[state][class]``, ``class_of[byte]``, dead state 0."""
 
-    __slots__ = ("accepting", "class_of", "distance", "longest", "rows", "start")
+    __slots__ = ("_live", "accepting", "class_of", "distance", "longest", "rows", "start")
 
     def __init__(
         self,
@@ -227,6 +253,7 @@ class _Tables:
         start: int,
         distance: list[int],
         longest: list[int] | None = None,
+        live: _LiveEdges | None = None,
     ) -> None:
         self.rows = rows
         self.class_of = class_of
@@ -234,6 +261,14 @@ class _Tables:
         self.start = start
         self.distance = distance
         self.longest = longest  # see _longest_words; None until known
+        self._live = live
+
+    @property
+    def live(self) -> _LiveEdges:
+        """The live edges; the subset construction hands them on, other tables compute them once."""
+        if self._live is None:
+            self._live = _LiveEdges.of_rows(self.rows)
+        return self._live
 
     @classmethod
     def of(cls, dfa: DFA) -> _Tables:
@@ -340,17 +375,17 @@ class _Moves:
 def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
     """Subset construction over byte classes, pruned; classes numbered in byte order."""
     class_of, covered = _byte_classes(nfa)
-    rows, sets, start = _subsets(nfa, _Moves(nfa, covered), max(class_of) + 1, limits)
+    rows, sets, start, live = _subsets(nfa, _Moves(nfa, covered), max(class_of) + 1, limits)
     final = nfa.final
     accepting = [final in members for members in sets]
-    distance, longest = _completion_lengths(rows, accepting)
-    return _pruned(_Tables(rows, class_of, accepting, start, distance, longest))
+    distance, longest = _completion_lengths(live.predecessors, accepting)
+    return _pruned(_Tables(rows, class_of, accepting, start, distance, longest, live))
 
 
 def _subsets(
     nfa: NFA, moves: _Moves, num_classes: int, limits: Limits
-) -> tuple[list[list[int]], list[frozenset[int]], int]:
-    """The reachable sets of NFA states (the empty set, dead, first) and their rows."""
+) -> tuple[list[list[int]], list[frozenset[int]], int, _LiveEdges]:
+    """The reachable sets of NFA states (the empty set, dead, first), their rows and live edges."""
     dead: frozenset[int] = frozenset()
     ids: dict[frozenset[int], int] = {dead: 0}
     keys: list[frozenset[int]] = [dead]
@@ -359,6 +394,8 @@ def _subsets(
     if start == len(keys):
         keys.append(start_key)
     rows: list[list[int]] = [[0] * num_classes]
+    live_targets: list[list[int]] = [[]]
+    live_classes: list[tuple[int, ...]] = [()]
     moves_of = moves.of
     for key in islice(keys, 1, None):  # grows while it is walked
         members = iter(key)
@@ -372,6 +409,8 @@ def _subsets(
                     successors[cls] = targets if bucket is None or bucket is targets else bucket | targets
                 following = next(members, None)
         row = [0] * num_classes
+        live_row: list[int] = []
+        live_row_classes: list[int] = []
         for cls in sorted(successors):  # new states numbered in class order
             target_key = successors[cls]
             if not target_key:
@@ -389,8 +428,12 @@ def _subsets(
                 ids[target_key] = target
                 keys.append(target_key)
             row[cls] = target
+            live_row.append(target)
+            live_row_classes.append(cls)
         rows.append(row)
-    return rows, keys, start
+        live_targets.append(live_row)
+        live_classes.append(tuple(live_row_classes))
+    return rows, keys, start, _LiveEdges(live_targets, live_classes)
 
 
 def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
@@ -402,31 +445,27 @@ def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
 # Minimisation
 # ---------------------------------------------------------------------------------------------
 
-# Moore's refinement is cheaper than Hopcroft's setup on small automata; past this many table
-# cells, or when it has not settled after _MOORE_ROUNDS rounds, Hopcroft refines what it has.
-_MOORE_CELLS = 4096
-_MOORE_ROUNDS = 3
+# Refinement by successor blocks re-examines only the predecessors of states that moved; it is
+# fast on the nearly minimal automata that the front ends build but has no n log n bound, so past
+# this many examined states per DFA state Hopcroft refines what it has.
+REFINE_CHECKS_PER_STATE = 8
 
 
 def _completion_lengths(
-    rows: Sequence[Sequence[int]], accepting: Sequence[bool]
+    predecessors: Sequence[Sequence[int]], accepting: Sequence[bool]
 ) -> tuple[list[int], list[int]]:
-    """Shortest and longest completion of every state of a DFA whose state 0 is dead, from one
-    pass over the distinct live edges.
+    """Shortest and longest completion of every state of a DFA whose state 0 is dead, given the
+    distinct live predecessors of every state (``_LiveEdges.predecessors``).
 
     Shortest: breadth-first backwards from the accepting states (-1 where acceptance is out of
     reach). Longest (meaningful once the DFA is pruned): Kahn's algorithm backwards from the states
     without live successors, -1 where a cycle is reachable and completions are unbounded.
     """
-    n = len(rows)
-    predecessors: list[list[int]] = [[] for _ in range(n)]
-    pending = [0] * n
-    for source in range(1, n):
-        successors = set(rows[source])
-        successors.discard(0)
-        pending[source] = len(successors)
-        for target in successors:
-            predecessors[target].append(source)
+    n = len(predecessors)
+    pending = [0] * n  # distinct live successors not yet settled
+    for sources in predecessors:
+        for source in sources:
+            pending[source] += 1
     shortest = _backward_breadth_first(predecessors, accepting)
     longest = [-1] * n
     ready = [s for s in range(1, n) if not pending[s]]
@@ -450,7 +489,7 @@ def _longest_words(tables: _Tables) -> list[int]:
     """For each live state of a pruned DFA, the length of its longest completion, or -1 when a
     cycle is reachable (completions are then unbounded); -1 for the dead state."""
     if tables.longest is None:
-        tables.longest = _completion_lengths(tables.rows, tables.accepting)[1]
+        tables.longest = _completion_lengths(tables.live.predecessors, tables.accepting)[1]
     return tables.longest
 
 
@@ -458,30 +497,78 @@ def _seed_partition(tables: _Tables) -> list[int]:
     """Blocks by what equivalent states always share: acceptance, shortest and longest completion
     and the classes that lead to a live state. The dead state (distance -1; in a pruned DFA the
     only one) is alone in its block."""
-    ids: dict[tuple[bool, int, int, tuple[bool, ...]], int] = {}
+    ids: dict[tuple[bool, int, int, tuple[int, ...]], int] = {}
     return [
-        ids.setdefault((accepting, distance, longest, tuple(map(bool, row))), len(ids))
-        for accepting, distance, longest, row in zip(
-            tables.accepting, tables.distance, _longest_words(tables), tables.rows, strict=True
+        ids.setdefault(key, len(ids))
+        for key in zip(
+            tables.accepting, tables.distance, _longest_words(tables), tables.live.classes, strict=True
         )
     ]
 
 
-def _moore_blocks(rows: Sequence[Sequence[int]], block_of: list[int]) -> tuple[list[int], bool]:
-    """Refine ``block_of`` by successor blocks until it is stable or the rounds run out."""
-    count = max(block_of) + 1
-    for _ in range(_MOORE_ROUNDS):
-        lookup = block_of.__getitem__
-        ids: dict[tuple[int, ...], int] = {}
-        refined = [
-            ids.setdefault((block, *map(lookup, row)), len(ids))
-            for block, row in zip(block_of, rows, strict=True)
-        ]
-        block_of = refined
-        if len(ids) == count:
-            return block_of, True
-        count = len(ids)
-    return block_of, False
+def _refined_by_successors(live: _LiveEdges, block_of: list[int], max_checks: int) -> tuple[list[int], bool]:
+    """Split the blocks of ``block_of`` (in place) until all states of a block have their live
+    successors in the same blocks, class by class; ``False`` when ``max_checks`` state
+    examinations did not suffice (``block_of`` is then a valid, coarser, partial result).
+
+    The seed must give all states of a block the same live classes (as ``_seed_partition`` does), so
+    comparing the blocks of the live targets in class order compares whole rows. A block is
+    examined in full once; later only the states whose successors moved to a new block (the
+    predecessors of moved states) are examined, against one state of the block that was not: the
+    others kept their successors' blocks and still agree with it."""
+    targets, predecessors = live.targets, live.predecessors
+    blocks: list[set[int]] = [set() for _ in range(max(block_of) + 1)]
+    for s, b in enumerate(block_of):
+        blocks[b].add(s)
+    lookup = block_of.__getitem__
+    to_examine: dict[int, set[int] | None] = {b: None for b, members in enumerate(blocks) if len(members) > 1}
+    while to_examine:
+        touched: set[int] = set()
+        for b, changed in to_examine.items():
+            block = blocks[b]
+            if len(block) < 2:
+                continue
+            reference = None
+            if changed is not None and len(changed) < len(block):
+                reference = next(s for s in block if s not in changed)
+                examined: Iterable[int] = [reference, *changed]
+                max_checks -= len(changed) + 1
+            else:
+                examined = block
+                max_checks -= len(block)
+            if max_checks < 0:
+                return block_of, False
+            parts: dict[tuple[int, ...], list[int]] = {}
+            for s in examined:
+                key = tuple(map(lookup, targets[s]))
+                part = parts.get(key)
+                if part is None:
+                    parts[key] = [s]
+                else:
+                    part.append(s)
+            if len(parts) == 1:
+                continue
+            if reference is None:  # the largest part keeps the block
+                moved_parts = sorted(parts.values(), key=len)[:-1]
+            else:  # the reference's part keeps it, with every state not examined
+                moved_parts = [part for part in parts.values() if part[0] != reference]
+            for part in moved_parts:
+                new_block = len(blocks)
+                moved = set(part)
+                blocks.append(moved)
+                block -= moved
+                for s in part:
+                    block_of[s] = new_block
+                    touched.update(predecessors[s])
+        to_examine = {}
+        for s in touched:
+            b = block_of[s]
+            found = to_examine.get(b)
+            if found is None:
+                to_examine[b] = {s}
+            else:
+                found.add(s)
+    return block_of, True
 
 
 def _hopcroft_blocks(transitions: Sequence[Sequence[int]], seed: Sequence[int]) -> list[int]:
@@ -551,10 +638,9 @@ def _coarsest_partition(tables: _Tables) -> list[int]:
     block_of = _seed_partition(tables)
     if max(block_of) + 1 == len(rows):  # every state alone already: nothing left to split
         return block_of
-    if len(rows) * len(rows[0]) <= _MOORE_CELLS:
-        block_of, stable = _moore_blocks(rows, block_of)
-        if stable:
-            return block_of
+    block_of, stable = _refined_by_successors(tables.live, block_of, REFINE_CHECKS_PER_STATE * len(rows))
+    if stable:
+        return block_of
     return _hopcroft_blocks(rows, block_of)
 
 
@@ -609,7 +695,10 @@ def _merged_columns(tables: _Tables) -> _Tables:
     class_of = [old_to_new[c] for c in tables.class_of]
     if kept_columns != list(range(len(columns))):
         rows = [[row[c] for c in kept_columns] for row in rows]
-    return _Tables(rows, class_of, tables.accepting, tables.start, tables.distance, tables.longest)
+    # the live edges stay valid: merged columns are equal, so their classes are live together
+    return _Tables(
+        rows, class_of, tables.accepting, tables.start, tables.distance, tables.longest, tables._live
+    )
 
 
 def minimize(dfa: DFA) -> DFA:

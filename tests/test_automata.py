@@ -4,22 +4,26 @@ oracle that works on spans, with no automaton), and the minimal DFA has no equiv
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from collections.abc import Callable, Sequence
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from moonmaskc import dfa as dfa_module
 from moonmaskc import dfa_ops, ir
-from moonmaskc.dfa import compile_ir, determinize, equivalent_state_pairs, minimize
+from moonmaskc.dfa import DFA, compile_ir, determinize, equivalent_state_pairs, minimize
 from moonmaskc.errors import LimitError
 from moonmaskc.limits import Limits
 from moonmaskc.nfa import build_nfa
 
 ALPHABET = b"abc"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "schemas"
 
 
 def ir_matches(node: ir.Node, data: bytes) -> bool:
@@ -101,6 +105,52 @@ def test_nfa_dfa_minimal_dfa_and_oracle_agree(node: ir.Node) -> None:
         assert minimal.accepts(s) == expected, (ir.to_regex(node), s)
     assert equivalent_state_pairs(minimal) == []
     assert minimal.num_states <= unminimised.num_states
+
+
+def _compiled_both_ways(node: ir.Node) -> tuple[DFA, DFA]:
+    """``node`` minimised by refinement over successor blocks (the usual path) and by Hopcroft
+    alone (the refinement given no budget, so it hands its seed to Hopcroft at once)."""
+    refined = compile_ir(node)
+    saved = dfa_module.REFINE_CHECKS_PER_STATE
+    dfa_module.REFINE_CHECKS_PER_STATE = 0
+    try:
+        hopcroft = compile_ir(node)
+    finally:
+        dfa_module.REFINE_CHECKS_PER_STATE = saved
+    return refined, hopcroft
+
+
+def assert_same_dfa(left: DFA, right: DFA) -> None:
+    assert left.start == right.start
+    assert np.array_equal(left.transitions, right.transitions)
+    assert np.array_equal(left.byte_class, right.byte_class)
+    assert np.array_equal(left.accepting, right.accepting)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(ir_nodes())
+def test_refinement_and_hopcroft_build_the_same_minimal_dfa(node: ir.Node) -> None:
+    refined, hopcroft = _compiled_both_ways(node)
+    assert_same_dfa(refined, hopcroft)
+    assert equivalent_state_pairs(refined) == []
+
+
+@pytest.mark.parametrize("name", ["user", "order", "tree", "event"])
+def test_refinement_and_hopcroft_agree_on_example_schemas(name: str) -> None:
+    """Real schemas: hundreds of states that the seed partition leaves together, split over many
+    rounds (order needs about 190 rounds of whole-table refinement)."""
+    from moonmaskc.frontends.schema import compile_schema_ir
+
+    schema = json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
+    node = compile_schema_ir(schema).node
+    tables = dfa_module._merged_columns(dfa_module._subset_tables(build_nfa(node), Limits()))
+    seed = dfa_module._seed_partition(tables)
+    assert max(seed) + 1 < len(tables.rows)  # something is left to refine
+    _, stable = dfa_module._refined_by_successors(tables.live, list(seed), 8 * len(tables.rows))
+    assert stable  # the usual path, not the fallback
+    refined, hopcroft = _compiled_both_ways(node)
+    assert_same_dfa(refined, hopcroft)
+    assert equivalent_state_pairs(refined) == []
 
 
 @settings(max_examples=100, deadline=None, derandomize=True)
