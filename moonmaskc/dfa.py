@@ -8,8 +8,14 @@ Takes: an ``NFA`` (or an ``ir.Node`` through ``compile_ir``) and ``Limits``. Han
 - ``distance``: int32[num_states], the fewest bytes from each state to acceptance (-1 for state 0);
 - ``accepting``: bool[num_states]; ``start``: the start state (0 when the language is empty).
 
-``compile_ir`` returns the minimal DFA (Hopcroft), numbered breadth-first from the start state in
-byte order, with byte classes merged so that no two columns are equal.
+``compile_ir`` returns the minimal DFA, numbered breadth-first from the start state in byte order,
+with byte classes merged so that no two columns are equal.
+
+Between the NFA and the returned DFA the automaton is kept as grouped live edges: per state, one
+(class bit set, target) pair per distinct live target (``_Tables``). Schema automata have a few
+targets per state over dozens of byte classes, so the subset construction, the completion lengths
+and the minimisation (refinement by successor blocks, with Hopcroft as the fallback) work per
+target rather than per class; the dense table is built in numpy at the end.
 """
 
 from __future__ import annotations
@@ -210,88 +216,164 @@ def prune(dfa: DFA) -> DFA:
 
 
 # ---------------------------------------------------------------------------------------------
-# The automaton as plain lists (what compile_ir works on; numpy only at the very end)
+# The automaton as grouped live edges (what compile_ir works on; numpy only at the very end)
 # ---------------------------------------------------------------------------------------------
 
-
-class _LiveEdges:
-    """The live transitions of a DFA with dead state 0, per state: ``targets[s]`` the live targets
-    and ``classes[s]`` the classes that lead to them, both in class order (empty for state 0), and
-    ``predecessors[t]`` the distinct live states with an edge into ``t``."""
-
-    __slots__ = ("classes", "predecessors", "targets")
-
-    def __init__(self, targets: list[list[int]], classes: list[tuple[int, ...]]) -> None:
-        self.targets = targets
-        self.classes = classes
-        self.predecessors: list[list[int]] = [[] for _ in targets]
-        for source in range(1, len(targets)):
-            for target in set(targets[source]):
-                self.predecessors[target].append(source)
-
-    @classmethod
-    def of_rows(cls, rows: Sequence[Sequence[int]]) -> _LiveEdges:
-        targets: list[list[int]] = [[]]
-        classes: list[tuple[int, ...]] = [()]
-        for row in islice(rows, 1, None):
-            live = tuple(c for c, t in enumerate(row) if t)
-            classes.append(live)
-            targets.append([row[c] for c in live])
-        return cls(targets, classes)
+Groups = list[tuple[int, int]]
+SMALL_TABLE_CELLS = 4096
 
 
 class _Tables:
-    """A DFA in Python lists: ``rows[state][class]``, ``class_of[byte]``, dead state 0."""
+    """A DFA as grouped live edges, dead state 0.
 
-    __slots__ = ("_live", "accepting", "class_of", "distance", "longest", "rows", "start")
+    ``groups[s]`` holds one ``(bits, target)`` pair per distinct live target of state ``s``: bit
+    ``c`` of ``bits`` is set when class ``c`` leads there. Pairs are ordered by their lowest class,
+    so walking them visits targets in class order; the dead state has none. Classes are numbered by
+    their smallest byte (``class_of[byte]``). Most states have a handful of targets over dozens of
+    classes, so every pass below is over targets, not classes; the dense table is built in numpy
+    once, at the end."""
+
+    __slots__ = (
+        "_predecessors",
+        "accepting",
+        "class_of",
+        "distance",
+        "groups",
+        "longest",
+        "num_classes",
+        "start",
+    )
 
     def __init__(
         self,
-        rows: list[list[int]],
+        groups: list[Groups],
+        num_classes: int,
         class_of: list[int],
         accepting: list[bool],
         start: int,
         distance: list[int],
         longest: list[int] | None = None,
-        live: _LiveEdges | None = None,
     ) -> None:
-        self.rows = rows
+        self.groups = groups
+        self.num_classes = num_classes
         self.class_of = class_of
         self.accepting = accepting
         self.start = start
         self.distance = distance
         self.longest = longest  # see _longest_words; None until known
-        self._live = live
+        self._predecessors: list[list[int]] | None = None
 
     @property
-    def live(self) -> _LiveEdges:
-        """The live edges; the subset construction hands them on, other tables compute them once."""
-        if self._live is None:
-            self._live = _LiveEdges.of_rows(self.rows)
-        return self._live
+    def predecessors(self) -> list[list[int]]:
+        """For each state, the distinct states with a live edge into it."""
+        if self._predecessors is None:
+            predecessors: list[list[int]] = [[] for _ in self.groups]
+            for source, pairs in enumerate(self.groups):
+                for _, target in pairs:
+                    predecessors[target].append(source)
+            self._predecessors = predecessors
+        return self._predecessors
 
     @classmethod
     def of(cls, dfa: DFA) -> _Tables:
+        """The tables of ``dfa``, its classes renumbered by their smallest byte."""
+        representatives = dfa.class_representatives()
+        order = sorted(range(dfa.num_classes), key=representatives.__getitem__)
+        rank = [0] * dfa.num_classes
+        for new, old in enumerate(order):
+            rank[old] = new
+        groups: list[Groups] = []
+        for row in dfa.transitions[:, order].tolist():
+            by_target: dict[int, int] = {}
+            for c, target in enumerate(row):
+                if target:
+                    by_target[target] = by_target.get(target, 0) | 1 << c
+            groups.append([(bits, target) for target, bits in by_target.items()])
         return cls(
-            dfa.transitions.tolist(),
-            dfa.byte_class.tolist(),
+            groups,
+            dfa.num_classes,
+            [rank[c] for c in dfa.byte_class.tolist()],
             dfa.accepting.tolist(),
             dfa.start,
             dfa.distance.tolist(),
         )
 
-    def to_dfa(self) -> DFA:
+    def transitions(self) -> np.ndarray:
+        """The dense table int32[states, classes]."""
+        return _dense(self.groups, self.num_classes)
+
+    def to_dfa(self, merge_columns: bool = True) -> DFA:
+        """The DFA, with classes whose columns are equal merged (numbered by smallest byte)."""
+        table, class_of = self.transitions(), np.array(self.class_of, dtype=np.int32)
+        if merge_columns:
+            table, class_of = _merged_columns(table, class_of)
         return DFA(
-            np.array(self.rows, dtype=np.int32).reshape(len(self.rows), -1),
-            np.array(self.class_of, dtype=np.int32),
+            table,
+            class_of,
             np.array(self.accepting, dtype=bool),
             self.start,
             np.array(self.distance, dtype=np.int32),
         )
 
 
+def _class_positions(bits: int) -> list[int]:
+    return [c for c in range(bits.bit_length()) if bits >> c & 1]
+
+
+def _dense(groups: list[Groups], num_classes: int) -> np.ndarray:
+    """Scatter grouped live edges into an int32[states, classes] table (0 where not live)."""
+    positions: dict[int, list[int]] = {}
+    if len(groups) * num_classes <= SMALL_TABLE_CELLS:  # Python lists beat numpy's call overhead
+        rows = [[0] * num_classes for _ in groups]
+        for row, pairs in zip(rows, groups, strict=True):
+            for bits, target in pairs:
+                found = positions.get(bits)
+                if found is None:
+                    found = positions[bits] = _class_positions(bits)
+                for c in found:
+                    row[c] = target
+        return np.array(rows, dtype=np.int32).reshape(len(groups), num_classes)
+    sources: list[int] = []
+    targets: list[int] = []
+    counts: list[int] = []
+    classes: list[int] = []
+    for source, pairs in enumerate(groups):
+        for bits, target in pairs:
+            found = positions.get(bits)
+            if found is None:
+                found = positions[bits] = _class_positions(bits)
+            sources.append(source)
+            targets.append(target)
+            counts.append(len(found))
+            classes.extend(found)
+    table = np.zeros((len(groups), num_classes), dtype=np.int32)
+    repeats = np.array(counts, dtype=np.intp)
+    rows_index = np.repeat(np.array(sources, dtype=np.intp), repeats)
+    table[rows_index, np.array(classes, dtype=np.intp)] = np.repeat(
+        np.array(targets, dtype=np.int32), repeats
+    )
+    return table
+
+
+def _merged_columns(table: np.ndarray, class_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge classes whose columns are equal; classes stay numbered by their smallest byte (they
+    must be so numbered on entry)."""
+    columns = np.ascontiguousarray(table.T)
+    first_class: dict[bytes, int] = {}
+    new_class: list[int] = []
+    kept: list[int] = []
+    for c, column in enumerate(columns):
+        merged = first_class.setdefault(column.tobytes(), len(kept))
+        if merged == len(kept):
+            kept.append(c)
+        new_class.append(merged)
+    if len(kept) == len(columns):
+        return table, class_of
+    return np.ascontiguousarray(table[:, kept]), np.array(new_class, dtype=np.int32)[class_of]
+
+
 def _pruned(tables: _Tables) -> _Tables:
-    """``prune`` on lists; nothing to copy in the usual case where every state is alive."""
+    """``prune`` on tables; nothing to copy in the usual case where every state is alive."""
     distance = tables.distance
     n = len(distance)
     if all(d >= 0 for d in distance[1:]):
@@ -302,10 +384,13 @@ def _pruned(tables: _Tables) -> _Tables:
         if distance[s] >= 0:
             new_id[s] = len(kept)
             kept.append(s)
-    rows = tables.rows
-    pruned = [[0] * len(rows[0])] + [[new_id[t] for t in rows[s]] for s in kept[1:]]
+    groups = tables.groups
+    pruned: list[Groups] = [[]]
+    for s in kept[1:]:
+        pruned.append([(bits, new_id[t]) for bits, t in groups[s] if distance[t] >= 0])
     return _Tables(
         pruned,
+        tables.num_classes,
         tables.class_of,
         [tables.accepting[s] for s in kept],
         new_id[tables.start],
@@ -318,10 +403,10 @@ def _pruned(tables: _Tables) -> _Tables:
 # ---------------------------------------------------------------------------------------------
 
 
-def _byte_classes(nfa: NFA) -> tuple[list[int], dict[int, list[int]]]:
+def _byte_classes(nfa: NFA) -> tuple[list[int], dict[int, int]]:
     """The coarsest byte classes that no NFA edge tells apart (two bytes share a class when every
     edge mask holds both or neither), numbered by their smallest byte: ``class_of[byte]``, and for
-    each distinct edge mask the classes it covers.
+    each distinct edge mask the classes it covers (bit ``c`` set for class ``c``).
 
     One sweep over the bytes where some mask's run starts or ends: each distinct mask owns one bit
     of a signature that is toggled at those points, and the bytes between two points share the
@@ -342,50 +427,100 @@ def _byte_classes(nfa: NFA) -> tuple[list[int], dict[int, list[int]]]:
         signature ^= toggles[cut]
         cls = class_ids.setdefault(signature, len(class_ids))
         class_of[cut:end] = [cls] * (end - cut)
-    covered: dict[int, list[int]] = {mask: [] for mask in masks}
+    covered: dict[int, int] = {mask: 0 for mask in masks}
     for signature, cls in class_ids.items():
         while signature:
             low = signature & -signature
-            covered[masks[low.bit_length() - 1]].append(cls)
+            covered[masks[low.bit_length() - 1]] |= 1 << cls
             signature ^= low
     return class_of, covered
 
 
-class _Moves:
-    """Per NFA state, byte class -> the union of the closures of its targets on that class."""
+GroupedSets = list[tuple[int, frozenset[int]]]
 
-    def __init__(self, nfa: NFA, covered: dict[int, list[int]]) -> None:
+
+class _Moves:
+    """Per NFA state, where its byte classes lead: ``groups(state)`` is one ``(bits, set)`` pair per
+    distinct non-empty set of NFA states (the union of the closures of the edge targets on those
+    classes), ordered by lowest class (see ``_Tables``)."""
+
+    def __init__(self, nfa: NFA, covered: dict[int, int]) -> None:
         self.nfa = nfa
         self.covered = covered
-        self._moves: dict[int, dict[int, frozenset[int]]] = {}
+        self._groups: dict[int, GroupedSets] = {}
 
-    def of(self, state: int) -> dict[int, frozenset[int]]:
-        found = self._moves.get(state)
+    def groups(self, state: int) -> GroupedSets:
+        found = self._groups.get(state)
         if found is None:
             covered, closure = self.covered, self.nfa.closure
-            found = self._moves[state] = {}
-            for mask, target in self.nfa.edges[state]:
-                targets = closure(target)
-                for cls in covered[mask]:
-                    bucket = found.get(cls)
-                    found[cls] = targets if bucket is None or bucket is targets else bucket | targets
+            edges = [
+                [(covered[mask], targets)]
+                for mask, target in self.nfa.edges[state]
+                if covered[mask] and (targets := closure(target))
+            ]
+            found = self._groups[state] = _united(edges)
         return found
+
+
+def _united(alternatives: Iterable[GroupedSets]) -> GroupedSets:
+    """Where each class leads from any of several sources given as grouped sets: sources that move
+    on disjoint classes (a state inside an embedded automaton beside the state that follows it, say)
+    put their groups side by side; where two move on one class, every pair of their groups that
+    meets leads to the union of the two sets. One pair per distinct set, by lowest class."""
+    pairs: GroupedSets = []
+    seen = 0
+    for source in alternatives:
+        source_classes = 0
+        for bits, _ in source:
+            source_classes |= bits
+        if not source_classes & seen:
+            pairs.extend(source)
+        else:
+            united: GroupedSets = []
+            for bits, targets in pairs:
+                only_before = bits & ~source_classes
+                if only_before:
+                    united.append((only_before, targets))
+                if bits & source_classes:
+                    for source_bits, source_targets in source:
+                        both = bits & source_bits
+                        if both:
+                            united.append((both, targets | source_targets))
+            for source_bits, source_targets in source:
+                only_source = source_bits & ~seen
+                if only_source:
+                    united.append((only_source, source_targets))
+            pairs = united
+        seen |= source_classes
+    if len(pairs) < 2:
+        return pairs
+    by_set: dict[frozenset[int], int] = {}
+    for bits, targets in pairs:
+        by_set[targets] = by_set.get(targets, 0) | bits
+    if len(by_set) < len(pairs):
+        pairs = [(bits, targets) for targets, bits in by_set.items()]
+    pairs.sort(key=_lowest_bit)
+    return pairs
+
+
+def _lowest_bit(pair: tuple[int, frozenset[int]]) -> int:
+    return pair[0] & -pair[0]
 
 
 def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
     """Subset construction over byte classes, pruned; classes numbered in byte order."""
     class_of, covered = _byte_classes(nfa)
-    rows, sets, start, live = _subsets(nfa, _Moves(nfa, covered), max(class_of) + 1, limits)
+    groups, sets, start = _subsets(nfa, _Moves(nfa, covered), limits)
     final = nfa.final
     accepting = [final in members for members in sets]
-    distance, longest = _completion_lengths(live.predecessors, accepting)
-    return _pruned(_Tables(rows, class_of, accepting, start, distance, longest, live))
+    tables = _Tables(groups, max(class_of) + 1, class_of, accepting, start, [])
+    tables.distance, tables.longest = _completion_lengths(tables.predecessors, accepting)
+    return _pruned(tables)
 
 
-def _subsets(
-    nfa: NFA, moves: _Moves, num_classes: int, limits: Limits
-) -> tuple[list[list[int]], list[frozenset[int]], int, _LiveEdges]:
-    """The reachable sets of NFA states (the empty set, dead, first), their rows and live edges."""
+def _subsets(nfa: NFA, moves: _Moves, limits: Limits) -> tuple[list[Groups], list[frozenset[int]], int]:
+    """The reachable sets of NFA states (the empty set, dead, first) and their grouped live edges;
+    states are numbered breadth-first from the start, in class order."""
     dead: frozenset[int] = frozenset()
     ids: dict[frozenset[int], int] = {dead: 0}
     keys: list[frozenset[int]] = [dead]
@@ -393,28 +528,12 @@ def _subsets(
     start = ids.setdefault(start_key, len(keys))
     if start == len(keys):
         keys.append(start_key)
-    rows: list[list[int]] = [[0] * num_classes]
-    live_targets: list[list[int]] = [[]]
-    live_classes: list[tuple[int, ...]] = [()]
-    moves_of = moves.of
+    all_groups: list[Groups] = [[]]
+    groups_of = moves.groups
     for key in islice(keys, 1, None):  # grows while it is walked
-        members = iter(key)
-        successors = moves_of(next(members))
-        following = next(members, None)
-        if following is not None:
-            successors = dict(successors)
-            while following is not None:
-                for cls, targets in moves_of(following).items():
-                    bucket = successors.get(cls)
-                    successors[cls] = targets if bucket is None or bucket is targets else bucket | targets
-                following = next(members, None)
-        row = [0] * num_classes
-        live_row: list[int] = []
-        live_row_classes: list[int] = []
-        for cls in sorted(successors):  # new states numbered in class order
-            target_key = successors[cls]
-            if not target_key:
-                continue
+        pairs = groups_of(next(iter(key))) if len(key) == 1 else _united(map(groups_of, key))
+        row: Groups = []
+        for bits, target_key in pairs:  # by lowest class: new states numbered in class order
             target = ids.get(target_key)
             if target is None:
                 target = len(keys)
@@ -427,18 +546,14 @@ def _subsets(
                     )
                 ids[target_key] = target
                 keys.append(target_key)
-            row[cls] = target
-            live_row.append(target)
-            live_row_classes.append(cls)
-        rows.append(row)
-        live_targets.append(live_row)
-        live_classes.append(tuple(live_row_classes))
-    return rows, keys, start, _LiveEdges(live_targets, live_classes)
+            row.append((bits, target))
+        all_groups.append(row)
+    return all_groups, keys, start
 
 
 def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
-    """Subset construction over byte classes, then pruning (not minimised)."""
-    return _subset_tables(nfa, limits or nfa.limits).to_dfa()
+    """Subset construction over byte classes, then pruning (not minimised, classes not merged)."""
+    return _subset_tables(nfa, limits or nfa.limits).to_dfa(merge_columns=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -455,7 +570,7 @@ def _completion_lengths(
     predecessors: Sequence[Sequence[int]], accepting: Sequence[bool]
 ) -> tuple[list[int], list[int]]:
     """Shortest and longest completion of every state of a DFA whose state 0 is dead, given the
-    distinct live predecessors of every state (``_LiveEdges.predecessors``).
+    distinct live predecessors of every state (``_Tables.predecessors``).
 
     Shortest: breadth-first backwards from the accepting states (-1 where acceptance is out of
     reach). Longest (meaningful once the DFA is pruned): Kahn's algorithm backwards from the states
@@ -489,7 +604,7 @@ def _longest_words(tables: _Tables) -> list[int]:
     """For each live state of a pruned DFA, the length of its longest completion, or -1 when a
     cycle is reachable (completions are then unbounded); -1 for the dead state."""
     if tables.longest is None:
-        tables.longest = _completion_lengths(tables.live.predecessors, tables.accepting)[1]
+        tables.longest = _completion_lengths(tables.predecessors, tables.accepting)[1]
     return tables.longest
 
 
@@ -497,30 +612,32 @@ def _seed_partition(tables: _Tables) -> list[int]:
     """Blocks by what equivalent states always share: acceptance, shortest and longest completion
     and the classes that lead to a live state. The dead state (distance -1; in a pruned DFA the
     only one) is alone in its block."""
-    ids: dict[tuple[bool, int, int, tuple[int, ...]], int] = {}
-    return [
-        ids.setdefault(key, len(ids))
-        for key in zip(
-            tables.accepting, tables.distance, _longest_words(tables), tables.live.classes, strict=True
-        )
-    ]
+    ids: dict[tuple[bool, int, int, int], int] = {}
+    block_of = []
+    for accepting, distance, longest, pairs in zip(
+        tables.accepting, tables.distance, _longest_words(tables), tables.groups, strict=True
+    ):
+        live = 0
+        for bits, _ in pairs:
+            live |= bits
+        block_of.append(ids.setdefault((accepting, distance, longest, live), len(ids)))
+    return block_of
 
 
-def _refined_by_successors(live: _LiveEdges, block_of: list[int], max_checks: int) -> tuple[list[int], bool]:
-    """Split the blocks of ``block_of`` (in place) until all states of a block have their live
-    successors in the same blocks, class by class; ``False`` when ``max_checks`` state
-    examinations did not suffice (``block_of`` is then a valid, coarser, partial result).
+def _refined_by_successors(tables: _Tables, block_of: list[int], max_checks: int) -> tuple[list[int], bool]:
+    """Split the blocks of ``block_of`` (in place) until all states of a block lead each class into
+    the same block; ``False`` when ``max_checks`` state examinations did not suffice (``block_of``
+    is then a valid, coarser, partial result).
 
-    The seed must give all states of a block the same live classes (as ``_seed_partition`` does), so
-    comparing the blocks of the live targets in class order compares whole rows. A block is
-    examined in full once; later only the states whose successors moved to a new block (the
-    predecessors of moved states) are examined, against one state of the block that was not: the
-    others kept their successors' blocks and still agree with it."""
-    targets, predecessors = live.targets, live.predecessors
+    A state's signature is its targets' blocks with the classes leading into each (pairs of one
+    block merged, by lowest class: a canonical form of class -> block). A block is examined in full
+    once; later only the states whose successors moved to a new block (the predecessors of moved
+    states) are examined, against one state of the block that was not: the others kept their
+    successors' blocks and still agree with it."""
+    groups, predecessors = tables.groups, tables.predecessors
     blocks: list[set[int]] = [set() for _ in range(max(block_of) + 1)]
     for s, b in enumerate(block_of):
         blocks[b].add(s)
-    lookup = block_of.__getitem__
     to_examine: dict[int, set[int] | None] = {b: None for b, members in enumerate(blocks) if len(members) > 1}
     while to_examine:
         touched: set[int] = set()
@@ -538,9 +655,13 @@ def _refined_by_successors(live: _LiveEdges, block_of: list[int], max_checks: in
                 max_checks -= len(block)
             if max_checks < 0:
                 return block_of, False
-            parts: dict[tuple[int, ...], list[int]] = {}
+            parts: dict[tuple[tuple[int, int], ...], list[int]] = {}
             for s in examined:
-                key = tuple(map(lookup, targets[s]))
+                into: dict[int, int] = {}
+                for bits, t in groups[s]:
+                    tb = block_of[t]
+                    into[tb] = into.get(tb, 0) | bits
+                key = tuple(into.items())
                 part = parts.get(key)
                 if part is None:
                     parts[key] = [s]
@@ -634,25 +755,25 @@ def _hopcroft_blocks(transitions: Sequence[Sequence[int]], seed: Sequence[int]) 
 
 def _coarsest_partition(tables: _Tables) -> list[int]:
     """Block of every state in the coarsest partition compatible with acceptance and transitions."""
-    rows = tables.rows
     block_of = _seed_partition(tables)
-    if max(block_of) + 1 == len(rows):  # every state alone already: nothing left to split
+    if max(block_of) + 1 == len(block_of):  # every state alone already: nothing left to split
         return block_of
-    block_of, stable = _refined_by_successors(tables.live, block_of, REFINE_CHECKS_PER_STATE * len(rows))
+    block_of, stable = _refined_by_successors(tables, block_of, REFINE_CHECKS_PER_STATE * len(block_of))
     if stable:
         return block_of
-    return _hopcroft_blocks(rows, block_of)
+    return _hopcroft_blocks(tables.transitions().tolist(), block_of)
 
 
-def _minimal(tables: _Tables, byte_order: Sequence[int], breadth_first: bool = False) -> _Tables:
+def _minimal(tables: _Tables, breadth_first: bool = False) -> _Tables:
     """Minimise pruned tables; number the states dead first, then breadth-first from the start,
-    following classes in ``byte_order``. ``breadth_first``: the tables are numbered so already (as
-    the subset construction numbers them), so when no two states merge they are the answer."""
+    in class order. ``breadth_first``: the tables are numbered so already (as the subset
+    construction numbers them), so when no two states merge they are the answer."""
     if tables.start == 0:
         return tables
-    rows = tables.rows
+    groups = tables.groups
     block_of = _coarsest_partition(tables)
-    if breadth_first and max(block_of) + 1 == len(rows):
+    merged = max(block_of) + 1 < len(groups)
+    if breadth_first and not merged:
         return tables
     representative: dict[int, int] = {}
     for s, b in enumerate(block_of):
@@ -660,17 +781,25 @@ def _minimal(tables: _Tables, byte_order: Sequence[int], breadth_first: bool = F
     new_id = {block_of[0]: 0, block_of[tables.start]: 1}
     sequence = [block_of[0], block_of[tables.start]]
     for b in islice(sequence, 1, None):  # grows while it is walked: a breadth-first queue
-        row = rows[representative[b]]
-        for cls in byte_order:
-            tb = block_of[row[cls]]
+        for _, t in groups[representative[b]]:
+            tb = block_of[t]
             if tb not in new_id:
                 new_id[tb] = len(new_id)
                 sequence.append(tb)
     state_id = [new_id.get(b, -1) for b in block_of]
-    lookup = state_id.__getitem__
     members = [representative[b] for b in sequence]
+    new_groups: list[Groups] = []
+    for s in members:
+        pairs = [(bits, state_id[t]) for bits, t in groups[s]]
+        if merged and len(pairs) > 1 and len({t for _, t in pairs}) < len(pairs):
+            by_target: dict[int, int] = {}
+            for bits, t in pairs:
+                by_target[t] = by_target.get(t, 0) | bits
+            pairs = [(bits, t) for t, bits in by_target.items()]
+        new_groups.append(pairs)
     return _Tables(
-        [list(map(lookup, rows[s])) for s in members],
+        new_groups,
+        tables.num_classes,
         tables.class_of,
         [tables.accepting[s] for s in members],
         1,
@@ -678,41 +807,11 @@ def _minimal(tables: _Tables, byte_order: Sequence[int], breadth_first: bool = F
     )
 
 
-def _merged_columns(tables: _Tables) -> _Tables:
-    """Merge classes whose columns are equal; classes numbered by their smallest byte."""
-    rows = tables.rows
-    columns = list(zip(*rows, strict=True))
-    new_class: dict[tuple[int, ...], int] = {}
-    old_to_new = [0] * len(columns)
-    kept_columns: list[int] = []
-    for old in dict.fromkeys(tables.class_of):  # old classes in order of their first byte
-        column = columns[old]
-        index = new_class.get(column)
-        if index is None:
-            index = new_class[column] = len(kept_columns)
-            kept_columns.append(old)
-        old_to_new[old] = index
-    class_of = [old_to_new[c] for c in tables.class_of]
-    if kept_columns != list(range(len(columns))):
-        rows = [[row[c] for c in kept_columns] for row in rows]
-    # the live edges stay valid: merged columns are equal, so their classes are live together
-    return _Tables(
-        rows, class_of, tables.accepting, tables.start, tables.distance, tables.longest, tables._live
-    )
-
-
 def minimize(dfa: DFA) -> DFA:
     """The minimal DFA equivalent to ``dfa`` (which must be pruned), in canonical numbering."""
     if dfa.start == 0:
         return _empty_dfa()
-    order = dfa.class_representatives()
-    byte_order = sorted(range(dfa.num_classes), key=lambda c: order[c])
-    return _merged_columns(_minimal(_Tables.of(dfa), byte_order)).to_dfa()
-
-
-def merge_classes(dfa: DFA) -> DFA:
-    """Merge byte classes whose columns are equal; classes numbered by their smallest byte."""
-    return _merged_columns(_Tables.of(dfa)).to_dfa()
+    return _minimal(_Tables.of(dfa)).to_dfa()
 
 
 def _empty_dfa() -> DFA:
@@ -729,14 +828,7 @@ def _compile_ir(node: ir.Node, limits: Limits) -> DFA:
     tables = _subset_tables(build_nfa(node, limits), limits)
     if tables.start == 0:
         return _empty_dfa()
-    # Classes that no state tells apart are merged before minimising (less to refine) and again
-    # after if states were merged (that may make more columns equal). Both number classes by their first byte,
-    # so byte order is class order and the canonical numbering is unchanged.
-    tables = _merged_columns(tables)
-    minimal = _minimal(tables, range(len(tables.rows[0])), breadth_first=True)
-    if len(minimal.rows) == len(tables.rows):  # only renumbered: no two columns became equal
-        return minimal.to_dfa()
-    return _merged_columns(minimal).to_dfa()
+    return _minimal(tables, breadth_first=True).to_dfa()
 
 
 def equivalent_state_pairs(dfa: DFA) -> list[tuple[int, int]]:

@@ -107,6 +107,47 @@ def test_nfa_dfa_minimal_dfa_and_oracle_agree(node: ir.Node) -> None:
     assert minimal.num_states <= unminimised.num_states
 
 
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.integers(1, (1 << 12) - 1), st.frozensets(st.integers(0, 5), min_size=1)), max_size=4
+        ),
+        max_size=4,
+    )
+)
+def test_united_groups_follow_class_by_class_union(sources: list[list[tuple[int, frozenset[int]]]]) -> None:
+    """``_united`` against its definition, class by class: each class leads to the union of the
+    sets of every source group holding it; one pair per distinct set, disjoint, by lowest class."""
+    disjoint_sources = []
+    for source in sources:  # within one source, classes are disjoint (as the subset construction keeps them)
+        taken, kept = 0, []
+        for bits, targets in source:
+            if bits & ~taken:
+                kept.append((bits & ~taken, targets))
+                taken |= bits
+        disjoint_sources.append(kept)
+    united = dfa_module._united(disjoint_sources)
+    expected: dict[int, frozenset[int]] = {}
+    for source in disjoint_sources:
+        for bits, targets in source:
+            for c in range(12):
+                if bits >> c & 1:
+                    expected[c] = expected.get(c, frozenset()) | targets
+    found: dict[int, frozenset[int]] = {}
+    seen = 0
+    for bits, targets in united:
+        assert bits and not bits & seen
+        seen |= bits
+        for c in range(12):
+            if bits >> c & 1:
+                found[c] = targets
+    assert found == expected
+    assert len({targets for _, targets in united}) == len(united)
+    lowest = [bits & -bits for bits, _ in united]
+    assert lowest == sorted(lowest)
+
+
 def _compiled_both_ways(node: ir.Node) -> tuple[DFA, DFA]:
     """``node`` minimised by refinement over successor blocks (the usual path) and by Hopcroft
     alone (the refinement given no budget, so it hands its seed to Hopcroft at once)."""
@@ -143,10 +184,10 @@ def test_refinement_and_hopcroft_agree_on_example_schemas(name: str) -> None:
 
     schema = json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
     node = compile_schema_ir(schema).node
-    tables = dfa_module._merged_columns(dfa_module._subset_tables(build_nfa(node), Limits()))
+    tables = dfa_module._subset_tables(build_nfa(node), Limits())
     seed = dfa_module._seed_partition(tables)
-    assert max(seed) + 1 < len(tables.rows)  # something is left to refine
-    _, stable = dfa_module._refined_by_successors(tables.live, list(seed), 8 * len(tables.rows))
+    assert max(seed) + 1 < len(seed)  # something is left to refine
+    _, stable = dfa_module._refined_by_successors(tables, list(seed), 8 * len(seed))
     assert stable  # the usual path, not the fallback
     refined, hopcroft = _compiled_both_ways(node)
     assert_same_dfa(refined, hopcroft)
