@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 GATHER_CELLS_PER_BATCH = 1 << 18
 DENSE_PAIR_KEYS = 1 << 24
+FINGERPRINT_SEED = 20261129
 DEAD_MAP = 0
 IDENTITY_MAP = 1
 
@@ -68,8 +69,8 @@ def token_classes(
     token_nodes = np.repeat(np.arange(trie.num_nodes), np.diff(trie.node_token_offsets))
     token_map[trie.node_token_ids] = node_map[token_nodes]
     states = np.arange(dfa.num_states)
-    eos_map = np.where(dfa.accepting, states, 0).astype(maps.dtype)
-    token_map[eos_id] = maps.add(eos_map[None, :])[0]
+    eos_map = maps.padded(np.where(dfa.accepting, states, 0)[None, :])
+    token_map[eos_id] = maps.add(eos_map)[0]
     used, first_token = np.unique(token_map, return_index=True)
     by_first_token = used[np.argsort(first_token, kind="stable")]
     class_maps = np.concatenate([[DEAD_MAP], by_first_token[by_first_token != DEAD_MAP]])
@@ -80,7 +81,7 @@ def token_classes(
     class_dtype = np.uint16 if len(class_maps) <= np.iinfo(np.uint16).max else np.int32
     return TokenClasses(
         token_class=class_of_map[token_map].astype(class_dtype),
-        class_next=np.ascontiguousarray(maps.rows(class_maps).T),
+        class_next=np.ascontiguousarray(maps.rows(class_maps)[:, : dfa.num_states].T),
     )
 
 
@@ -106,7 +107,7 @@ def _compose_over_trie(
         ids = known.lookup(keys)
         missing = np.flatnonzero(ids < 0)
         if len(missing):
-            pair_keys = np.unique(keys[missing])
+            pair_keys = known.distinct(keys[missing])
             known.store(pair_keys, _compose(maps, columns, pair_keys // classes, pair_keys % classes))
             ids[missing] = known.lookup(keys[missing])
         node_map[low + live] = ids
@@ -135,6 +136,18 @@ class _PairIds:
             return
         self._table = np.full(min(2 * key_range, DENSE_PAIR_KEYS), -1, dtype=np.int64)
         self._table[: len(table)] = table
+
+    def distinct(self, keys: np.ndarray) -> np.ndarray:
+        """The distinct keys among ``keys``, none of them stored yet (in the dense table: each
+        key's last position wins a scatter, so no sort is needed)."""
+        table = self._table
+        if table is None:
+            return np.unique(keys)
+        positions = np.arange(len(keys), dtype=np.int64)
+        table[keys] = positions
+        distinct = keys[table[keys] == positions]
+        table[keys] = -1
+        return distinct
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
         if self._table is not None:
@@ -165,45 +178,64 @@ def _compose(
 
 
 class _MapStore:
-    """Distinct state maps (``int -> int`` arrays over all states), each stored once as a row."""
+    """Distinct state maps (``int -> int`` arrays over all states), each stored once as a row.
+
+    Rows are padded with dead states (0) to a whole number of 64-bit words, so that a row's
+    fingerprint is a multiply-and-add over its words in numpy; a composed map's padding stays 0,
+    because the dead state leads nowhere."""
 
     def __init__(self, num_states: int, max_cells: int) -> None:
         self.num_states = num_states
         self.dtype = state_dtype(num_states)
+        per_word = 8 // np.dtype(self.dtype).itemsize
+        self.width = -(-num_states // per_word) * per_word
         self.max_cells = max_cells
-        self._matrix = np.zeros((64, num_states), dtype=self.dtype)
-        self._matrix[IDENTITY_MAP] = np.arange(num_states)
+        self._weights = np.random.default_rng(FINGERPRINT_SEED).integers(
+            1, np.iinfo(np.int64).max, self.width // per_word, dtype=np.uint64
+        ) | np.uint64(1)
+        self._matrix = np.zeros((64, self.width), dtype=self.dtype)
+        self._matrix[IDENTITY_MAP, :num_states] = np.arange(num_states)
         self.count = 2
-        self._ids_by_hash: dict[int, list[int]] = {}
-        for map_id in (DEAD_MAP, IDENTITY_MAP):
-            self._ids_by_hash.setdefault(hash(self._matrix[map_id].tobytes()), []).append(map_id)
+        self._ids_by_fingerprint: dict[int, list[int]] = {}
+        for map_id, fingerprint in enumerate(self._fingerprints(self._matrix[:2]).tolist()):
+            self._ids_by_fingerprint.setdefault(fingerprint, []).append(map_id)
+
+    def padded(self, rows: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(rows), self.width), dtype=self.dtype)
+        out[:, : rows.shape[1]] = rows
+        return out
 
     def rows(self, map_ids: np.ndarray) -> np.ndarray:
+        """The padded rows of ``map_ids``."""
         return self._matrix[map_ids]
 
+    def _fingerprints(self, rows: np.ndarray) -> np.ndarray:
+        return (np.ascontiguousarray(rows).view(np.uint64) * self._weights).sum(axis=1, dtype=np.uint64)
+
     def add(self, rows: np.ndarray) -> np.ndarray:
-        """The id of each row, storing the rows not seen before. Rows are looked up by the hash of
-        their bytes (not the bytes, which would double the memory) and hits are compared in full."""
-        ids = np.empty(len(rows), dtype=np.int64)
-        guessed: list[int] = []
-        for index, row in enumerate(rows):
-            digest = hash(row.tobytes())
-            candidates = self._ids_by_hash.get(digest)
+        """The id of each padded row, storing the rows not seen before. Rows are found by their
+        fingerprint; every row is then compared in full with the row it was given, and the rare
+        fingerprint collisions are settled row by row."""
+        unique, first, inverse = np.unique(self._fingerprints(rows), return_index=True, return_inverse=True)
+        unique_ids = np.empty(len(unique), dtype=np.int64)
+        known = self._ids_by_fingerprint
+        for index, (fingerprint, row_index) in enumerate(zip(unique.tolist(), first.tolist(), strict=True)):
+            candidates = known.get(fingerprint)
             if candidates is None:
-                ids[index] = self._append(row)
-                self._ids_by_hash[digest] = [int(ids[index])]
+                unique_ids[index] = self._append(rows[row_index])
+                known[fingerprint] = [int(unique_ids[index])]
             else:
-                ids[index] = candidates[0]
-                guessed.append(index)
-        if guessed:
-            checked = np.array(guessed, dtype=np.int64)
-            same = (self._matrix[ids[checked]] == rows[checked]).all(axis=1)
-            for index in checked[~same].tolist():  # hash collisions: compare with every candidate
-                ids[index] = self._find_or_append(rows[index])
+                unique_ids[index] = candidates[0]
+        ids = unique_ids[inverse.ravel()]
+        same = (self._matrix[ids] == rows).all(axis=1)
+        if not same.all():
+            fingerprints = self._fingerprints(rows).tolist()
+            for index in np.flatnonzero(~same).tolist():
+                ids[index] = self._find_or_append(rows[index], fingerprints[index])
         return ids
 
-    def _find_or_append(self, row: np.ndarray) -> int:
-        candidates = self._ids_by_hash[hash(row.tobytes())]
+    def _find_or_append(self, row: np.ndarray, fingerprint: int) -> int:
+        candidates = self._ids_by_fingerprint[fingerprint]
         for candidate in candidates:
             if np.array_equal(self._matrix[candidate], row):
                 return candidate
@@ -216,7 +248,7 @@ class _MapStore:
                 raise _too_many_cells(self.num_states, self.count, self.max_cells)
             # In place (realloc, which moves large buffers by remapping pages instead of copying
             # them): safe because no view of the matrix outlives a call of this class.
-            self._matrix.resize((2 * self.count, self.num_states), refcheck=False)
+            self._matrix.resize((2 * self.count, self.width), refcheck=False)
         self._matrix[self.count] = row
         self.count += 1
         return self.count - 1

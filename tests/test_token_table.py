@@ -241,13 +241,15 @@ def test_progress_reaches_the_total() -> None:
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
 
 
-def test_state_maps_stay_exact_when_every_hash_collides(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_state_maps_stay_exact_when_every_fingerprint_collides(monkeypatch: pytest.MonkeyPatch) -> None:
     import moonmaskc.token_classes as token_classes
 
     dfa = json_like_dfa()
     vocabulary = Vocabulary.from_tokens([*HAND_TOKENS, b'{"na', b"me", b'": "', b"<eos>"], eos_id=16)
     honest = build_token_table(dfa, vocabulary, trie=build_trie(vocabulary))
-    monkeypatch.setattr(token_classes, "hash", lambda data: 7, raising=False)
+    monkeypatch.setattr(
+        token_classes._MapStore, "_fingerprints", lambda self, rows: np.full(len(rows), 7, dtype=np.uint64)
+    )
     colliding = build_token_table(dfa, vocabulary, trie=build_trie(vocabulary))
     assert np.array_equal(colliding.class_next, honest.class_next)
     assert np.array_equal(colliding.token_class, honest.token_class)

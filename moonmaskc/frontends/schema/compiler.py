@@ -83,6 +83,7 @@ class _Walk:
         self._shared: dict[ir.Node, ir.Automaton] = {}
         self._derived: dict[tuple[str, tuple[int, ...]], tuple[ir.Automaton, tuple[DFA, ...]]] = {}
         self._refs: dict[tuple[Any, ...], _RefResult] = {}
+        self._numbers: dict[tuple[Any, ...], ir.Node] = {}
 
     @cached_property
     def validator(self) -> Any:
@@ -546,6 +547,12 @@ class _Walk:
         build = number_node if fractions else integer_node
         keywords = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
         args = {k: schema.get(k) for k in keywords}
+        # Equal keywords give the same automaton (a $ref'd number used in two places, say): built once.
+        # 1 and 1.0 and True are equal keys but may be told apart by the builder, so types are kept.
+        key = (fractions, *((value, type(value)) for value in args.values()))
+        found = self._numbers.get(key)
+        if found is not None:
+            return found
         node = self.attempt(
             "number bounds",
             where,
@@ -559,7 +566,10 @@ class _Walk:
                 where=where,
             ),
         )
-        return build(limits=self.limits) if node is None else node
+        if node is None:  # refused under lenient: not kept, so that every place warns
+            return build(limits=self.limits)
+        self._numbers[key] = node
+        return node
 
     def string(self, schema: dict[str, Any], where: str) -> ir.Node:
         least = _count(schema, "minLength", where) or 0
