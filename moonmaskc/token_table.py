@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from moonmaskc.token_classes import DEFAULT_MAX_TABLE_CELLS, token_classes
+from moonmaskc.token_masks import packed_masks
 
 if TYPE_CHECKING:
     from moonmaskc.dfa import DFA
@@ -55,7 +56,6 @@ VOCAB_ARRAY_NAMES = (
     "vocab_token_lengths",
     "vocab_token_bytes",
 )
-DENSE_CELLS_PER_CHUNK = 1 << 19
 ALLOWED_ROWS_CACHED = 256
 
 
@@ -170,13 +170,9 @@ class TokenTable:
         allowed_classes = np.packbits(self.class_next != 0, axis=1)
         if not np.array_equal(allowed_classes, allowed_classes[first_state[self.state_row]]):
             raise ValueError("states that share a mask row allow different tokens")
-        expected = _mask_rows(self.class_next[first_state] != 0, self.token_class)
+        expected = packed_masks(self.class_next[first_state] != 0, self.token_class)
         if not np.array_equal(expected, self.mask_rows):
             raise ValueError("mask rows disagree with the next-state table")
-
-
-def _chunks(total: int, size: int) -> list[slice]:
-    return [slice(first, first + size) for first in range(0, total, size)]
 
 
 def _shapes_agree(arrays: dict[str, np.ndarray]) -> bool:
@@ -220,7 +216,7 @@ def build_token_table(
         max_cells=max_cells,
     )
     state_row, representatives = _distinct_rows(classes.class_next != 0)
-    mask_rows = _mask_rows(classes.class_next[representatives] != 0, classes.token_class)
+    mask_rows = packed_masks(classes.class_next[representatives] != 0, classes.token_class)
     report(num_states, num_states)
     return TokenTable(
         mask_rows=mask_rows,
@@ -243,20 +239,6 @@ def _vocabulary_arrays(vocabulary: Vocabulary) -> dict[str, np.ndarray]:
             array.flags.writeable = False
         _VOCABULARY_ARRAYS[vocabulary] = arrays
     return dict(arrays)
-
-
-def _mask_rows(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.ndarray:
-    """Packed masks (uint32[rows, words]) of rows given as allowed classes (bool[rows, classes])."""
-    vocab_size = len(token_class)
-    words = (vocab_size + 31) // 32
-    padded_class = np.zeros(words * 32, dtype=np.intp)  # the padding bits take class 0: never allowed
-    padded_class[:vocab_size] = token_class
-    rows = len(allowed_classes)
-    mask_rows = np.empty((rows, words), dtype=np.uint32)
-    for chunk in _chunks(rows, max(1, DENSE_CELLS_PER_CHUNK // (words * 32))):
-        allowed = np.take(allowed_classes[chunk], padded_class, axis=1)
-        mask_rows[chunk] = np.packbits(allowed, axis=1, bitorder="little").view("<u4")
-    return mask_rows
 
 
 def _distinct_rows(allowed_classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

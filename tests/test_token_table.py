@@ -275,3 +275,54 @@ def test_pair_lookup_switches_from_a_dense_table_to_a_dict_without_changing_the_
     assert np.array_equal(switched.mask_rows, dense.mask_rows)
     for state in range(0, dfa.num_states, 7):
         assert_state_matches(switched, dfa, vocabulary, state)
+
+
+def direct_masks(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.ndarray:
+    """The definition, token by token: bit t of row r is allowed_classes[r, token_class[t]]."""
+    words = (len(token_class) + 31) // 32
+    out = np.zeros((len(allowed_classes), words), dtype=np.uint32)
+    for r, row in enumerate(allowed_classes):
+        for t, c in enumerate(token_class):
+            if row[c]:
+                out[r, t // 32] |= np.uint32(1 << (t % 32))
+    return out
+
+
+@st.composite
+def mask_inputs(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int]:
+    classes = draw(st.integers(1, 12))
+    vocab_size = draw(st.integers(1, 150))
+    skew = draw(st.integers(0, classes - 1))  # one class may hold most tokens, as on real vocabularies
+    token_class = np.array(
+        draw(
+            st.lists(
+                st.one_of(st.just(skew), st.integers(0, classes - 1)),
+                min_size=vocab_size,
+                max_size=vocab_size,
+            )
+        )
+    )
+    patterns = draw(
+        st.lists(st.lists(st.booleans(), min_size=classes, max_size=classes), min_size=1, max_size=4)
+    )
+    picks = draw(st.lists(st.integers(0, len(patterns) - 1), max_size=12))  # rows repeat patterns
+    allowed = np.array([patterns[i] for i in picks], dtype=bool).reshape(len(picks), classes)
+    return allowed, token_class, draw(st.integers(0, classes))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(mask_inputs())
+def test_packed_masks_equal_the_token_by_token_definition(inputs: tuple[np.ndarray, np.ndarray, int]) -> None:
+    """Every split between big classes (packed once per distinct pattern) and the other tokens
+    (summed word by word) gives the direct masks, and so does the split the cost model picks."""
+    import moonmaskc.token_masks as token_masks
+
+    allowed, token_class, big_count = inputs
+    expected = direct_masks(allowed, token_class)
+    assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
+    chosen = token_masks._big_classes
+    try:
+        token_masks._big_classes = lambda allowed, sizes, by_size, vocab_size: by_size[:big_count]
+        assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
+    finally:
+        token_masks._big_classes = chosen

@@ -1,0 +1,112 @@
+"""Packed token masks from the classes each row allows.
+
+Takes: ``allowed_classes`` (bool[rows, classes]: which token classes a row allows) and
+``token_class`` (the class of every token). Hands on: ``packed_masks``, uint32[rows, words] where
+token ``t`` is bit ``t % 32`` of word ``t // 32`` (little-endian bit order); bits past the last token
+are 0.
+
+The direct way looks up every token's class in every row (rows x vocabulary cells). Real
+vocabularies put most tokens in a few big classes (on JSON automata: letters, digits, spaces), and
+rows agree on those far more often than on the rest, so the masks are built in two parts:
+- the big classes: the distinct patterns the rows take over them are packed once each, the direct
+  way, and every row starts from its pattern's mask;
+- the other tokens (the small classes): each row's bits for them, weighted by their place in their
+  word and summed word by word (distinct powers of two, so the sum is the bitwise or), then or-ed in.
+How many classes count as big is chosen per table, by the cells each choice would touch.
+
+Only numpy is imported here: the runtime checks loaded tables with it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+CELLS_PER_CHUNK = 1 << 19
+BIG_CLASS_CHOICES = (8, 16, 32, 64, 128, 256)
+SMALL_TOKEN_COST = 8
+
+
+def packed_masks(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.ndarray:
+    """uint32[rows, words]: bit ``t`` of row ``r`` set when ``allowed_classes[r, token_class[t]]``."""
+    allowed_classes = np.asarray(allowed_classes, dtype=bool)
+    token_class = np.asarray(token_class, dtype=np.intp)
+    rows, classes = allowed_classes.shape
+    vocab_size = len(token_class)
+    words = (vocab_size + 31) // 32
+    if rows == 0 or vocab_size == 0:
+        return np.zeros((rows, words), dtype=np.uint32)
+    sizes = np.bincount(token_class, minlength=classes)
+    by_size = np.argsort(-sizes, kind="stable")
+    big = _big_classes(allowed_classes, sizes, by_size, vocab_size)
+    is_big = np.zeros(classes, dtype=bool)
+    is_big[big] = True
+    if len(big):
+        first_row, pattern_of_row = _distinct_rows(allowed_classes[:, big])
+        masks = _direct(allowed_classes[first_row] & is_big, token_class, words)[pattern_of_row]
+    else:
+        masks = np.zeros((rows, words), dtype=np.uint32)
+    small_tokens = np.flatnonzero(~is_big[token_class])
+    if len(small_tokens):
+        _or_small_tokens(masks, allowed_classes, token_class, small_tokens)
+    return masks
+
+
+def _big_classes(
+    allowed_classes: np.ndarray, sizes: np.ndarray, by_size: np.ndarray, vocab_size: int
+) -> np.ndarray:
+    """The biggest classes, as many as make the least work: distinct patterns x vocabulary cells
+    for the big part, rows x tokens left for the rest (each such cell costs several times more)."""
+    rows = len(allowed_classes)
+    covered = np.concatenate([[0], np.cumsum(sizes[by_size])])
+    best, best_cost = 0, rows * vocab_size
+    for count in BIG_CLASS_CHOICES:
+        if count == 0 or count > len(by_size):
+            continue
+        cost = len(_distinct_rows(allowed_classes[:, by_size[:count]])[0]) * vocab_size
+        cost += SMALL_TOKEN_COST * rows * (vocab_size - int(covered[count]))
+        if cost < best_cost:
+            best, best_cost = count, cost
+    return by_size[:best]
+
+
+def _distinct_rows(allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first row of each distinct row of a bool matrix, and each row's distinct row."""
+    packed = np.ascontiguousarray(np.packbits(allowed, axis=1))
+    keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, first_row, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return first_row, inverse.ravel()
+
+
+def _direct(allowed_classes: np.ndarray, token_class: np.ndarray, words: int) -> np.ndarray:
+    """Every token's class looked up in every row, packed (chunks bound the temporaries); the
+    padding bits read an extra class that no row allows."""
+    rows, classes = allowed_classes.shape
+    allowed = np.zeros((rows, classes + 1), dtype=bool)
+    allowed[:, :classes] = allowed_classes
+    padded_class = np.full(words * 32, classes, dtype=np.intp)
+    padded_class[: len(token_class)] = token_class
+    out = np.empty((rows, words), dtype=np.uint32)
+    step = max(1, CELLS_PER_CHUNK // (words * 32))
+    for first in range(0, rows, step):
+        chunk = np.take(allowed[first : first + step], padded_class, axis=1)
+        out[first : first + step] = np.packbits(chunk, axis=1, bitorder="little").view("<u4")
+    return out
+
+
+def _or_small_tokens(
+    masks: np.ndarray, allowed_classes: np.ndarray, token_class: np.ndarray, small_tokens: np.ndarray
+) -> None:
+    """Or into ``masks`` the bits of ``small_tokens`` (ascending ids) that each row allows."""
+    word = small_tokens >> 5
+    weight = np.left_shift(np.uint32(1), (small_tokens & 31).astype(np.uint32))
+    starts = np.flatnonzero(np.concatenate([[True], word[1:] != word[:-1]]))
+    target_words = word[starts]
+    classes = token_class[small_tokens]
+    rows = len(masks)
+    step = max(1, CELLS_PER_CHUNK // len(small_tokens))
+    for first in range(0, rows, step):
+        allowed = np.take(allowed_classes[first : first + step], classes, axis=1)
+        weighted = np.where(allowed, weight, np.uint32(0))
+        masks[first : first + step, target_words] |= np.add.reduceat(
+            weighted, starts, axis=1, dtype=np.uint32
+        )
