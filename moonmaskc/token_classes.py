@@ -216,20 +216,17 @@ class _MapStore:
         """The id of each padded row, storing the rows not seen before. Rows are found by their
         fingerprint; every row is then compared in full with the row it was given, and the rare
         fingerprint collisions are settled row by row."""
-        unique, first, inverse = np.unique(self._fingerprints(rows), return_index=True, return_inverse=True)
-        unique_ids = np.empty(len(unique), dtype=np.int64)
+        fingerprints = self._fingerprints(rows).tolist()
         known = self._ids_by_fingerprint
-        for index, (fingerprint, row_index) in enumerate(zip(unique.tolist(), first.tolist(), strict=True)):
+        found: list[int] = []
+        for index, fingerprint in enumerate(fingerprints):
             candidates = known.get(fingerprint)
             if candidates is None:
-                unique_ids[index] = self._append(rows[row_index])
-                known[fingerprint] = [int(unique_ids[index])]
-            else:
-                unique_ids[index] = candidates[0]
-        ids = unique_ids[inverse.ravel()]
+                candidates = known[fingerprint] = [self._append(rows[index])]
+            found.append(candidates[0])
+        ids = np.array(found, dtype=np.int64)
         same = (self._matrix[ids] == rows).all(axis=1)
         if not same.all():
-            fingerprints = self._fingerprints(rows).tolist()
             for index in np.flatnonzero(~same).tolist():
                 ids[index] = self._find_or_append(rows[index], fingerprints[index])
         return ids
