@@ -452,13 +452,20 @@ class _Moves:
     def groups(self, state: int) -> GroupedSets:
         found = self._groups.get(state)
         if found is None:
-            covered, closure = self.covered, self.nfa.closure
-            edges = [
-                [(covered[mask], targets)]
-                for mask, target in self.nfa.edges[state]
-                if covered[mask] and (targets := closure(target))
-            ]
-            found = self._groups[state] = _united(edges)
+            covered, closure, edges = self.covered, self.nfa.closure, self.nfa.edges[state]
+            if len(edges) == 1 or state in self.nfa.ordered_edges:  # already one group per edge, in order
+                found = [
+                    (covered[mask], targets)
+                    for mask, target in edges
+                    if covered[mask] and (targets := closure(target))
+                ]
+            else:
+                found = _united(
+                    [(covered[mask], targets)]
+                    for mask, target in edges
+                    if covered[mask] and (targets := closure(target))
+                )
+            self._groups[state] = found
         return found
 
 

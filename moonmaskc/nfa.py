@@ -29,7 +29,9 @@ from moonmaskc.limits import Limits
 
 
 class NFA:
-    """A Thompson NFA. ``edges[s]`` are (byte mask, target) pairs, ``epsilon[s]`` epsilon targets."""
+    """A Thompson NFA. ``edges[s]`` are (byte mask, target) pairs, ``epsilon[s]`` epsilon targets.
+    ``ordered_edges`` holds the states whose edges have disjoint masks, distinct targets, and come
+    in order of their smallest byte (the states copied from an embedded DFA)."""
 
     def __init__(self, limits: Limits) -> None:
         self.edges: list[list[tuple[int, int]]] = []
@@ -38,6 +40,7 @@ class NFA:
         self._max_states = limits.max_nfa_states
         self.start = self.new_state()
         self.final = -1
+        self.ordered_edges: set[int] = set()
         self._closures: dict[int, frozenset[int]] = {}
 
     @property
@@ -189,11 +192,12 @@ class _Builder:
         nfa.epsilon[entry].append(first - 1 + dfa.start)
         accepting = dfa.accepting.tolist()
         edges = nfa.edges
+        nfa.ordered_edges.update(range(first, first + dfa.num_states - 1))
         for q, row in enumerate(dfa.mask_edges()):
             if q == 0:
                 continue
             state = first - 1 + q
-            edges[state] = [(mask, first - 1 + target) for mask, target in row]
+            edges[state] = [(mask, first - 1 + target) for mask, target in row]  # by smallest byte
             if accepting[q]:
                 nfa.epsilon[state].append(exit_state)
         return exit_state
