@@ -464,6 +464,53 @@ def markdown_rows(rows: list[Figures]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def subset_of(schema: str) -> str:
+    """``Github_medium`` for ``Github_medium/o1.json``; ``examples`` for the example schemas."""
+    return schema.split("/", 1)[0] if "/" in schema else "examples"
+
+
+def markdown_subsets(rows: list[Figures]) -> str:
+    """Medians per tokenizer and subset, over the schemas that moonmaskc and the peer both compiled
+    (fills: both stepped through the same steps), as a Markdown table."""
+    lines = [
+        "| tokenizer | subset | moonmaskc compiled | compile ms: moonmaskc | xgrammar "
+        "| xgrammar strict_mode=False | moonmaskc / xgrammar | moonmaskc / xgrammar strict_mode=False "
+        "| fill p50 µs: moonmaskc | xgrammar |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+
+    def median(values: list[float], digits: int, unit: str = "") -> str:
+        return f"{float(np.median(values)):.{digits}f}{unit}" if values else "-"
+
+    groups = dict.fromkeys((row["tokenizer"], subset_of(row["schema"])) for row in rows)
+    for tokenizer, subset in groups:
+        ours = [
+            r
+            for r in rows
+            if r["engine"] == "moonmaskc" and r["tokenizer"] == tokenizer and subset_of(r["schema"]) == subset
+        ]
+        compiled = [r for r in ours if "error" not in r and "compile_ms" in r]
+        cells = [f"{len(compiled)}/{len(ours)}", median([r["compile_ms"] for r in compiled], 0)]
+        ratios = []
+        for engine in ("xgrammar", "xgrammar-nonstrict"):
+            pairs = [(r, peer_row(rows, engine, r)) for r in compiled]
+            both = [(r, t) for r, t in pairs if t is not None and t.get("compile_ms")]
+            cells.append(median([t["compile_ms"] for _, t in both], 1))
+            ratios.append(median([r["compile_ms"] / t["compile_ms"] for r, t in both], 2, "x"))
+        fills = [
+            (r["fill_p50_us"], t["fill_p50_us"])
+            for r in compiled
+            if (t := peer_row(rows, "xgrammar", r)) is not None
+            and "fill_p50_us" in r
+            and t.get("fill_p50_us")
+            and t.get("steps") == r.get("steps")
+        ]
+        cells += ratios
+        cells += [median([a for a, _ in fills], 2), median([b for _, b in fills], 2)]
+        lines.append(f"| {tokenizer} | {subset} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def goal_summary(rows: list[Figures]) -> Any:
     """Per tokenizer and goal: on how many schemas moonmaskc meets it, and the median figure."""
     from rich.table import Table
@@ -522,19 +569,28 @@ def main() -> None:
         "cache), as a model's forward pass would: fills as a decoding loop sees them",
     )
     parser.add_argument(
+        "--from-json",
+        type=Path,
+        metavar="PATH",
+        help="print (and with --markdown write) the tables of an earlier run's --json file, not running",
+    )
+    parser.add_argument(
         "--lenient",
         action="store_true",
         help="moonmaskc ignores, with a warning, the keywords it cannot compile (as the peers do silently)",
     )
     args = parser.parse_args()
-    evict = cache_evictor(args.cold) if args.cold else None
-    schemas = [*args.schemas, *benchmark_schemas(args.jsonschemabench)]
-    rows = run(args.tokenizers, schemas, args.repeat, args.engines, evict, args.lenient)
+    if args.from_json:
+        rows = json.loads(args.from_json.read_text())
+    else:
+        evict = cache_evictor(args.cold) if args.cold else None
+        schemas = [*args.schemas, *benchmark_schemas(args.jsonschemabench)]
+        rows = run(args.tokenizers, schemas, args.repeat, args.engines, evict, args.lenient)
     print_tables(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
     if args.markdown:
-        args.markdown.write_text(markdown_rows(rows))
+        args.markdown.write_text(markdown_rows(rows) + "\n" + markdown_subsets(rows))
 
 
 if __name__ == "__main__":
