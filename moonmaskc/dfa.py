@@ -117,16 +117,21 @@ class DFA:
         return result
 
     def mask_edges(self) -> list[list[tuple[int, int]]]:
-        """For each state, its live transitions as (byte mask, target), one per distinct target, a
-        mask being a 256-bit integer (bit b set = byte b); computed once per DFA."""
+        """For each state, its live transitions as (byte mask, target), one per distinct target, in
+        order of their smallest byte, a mask being a 256-bit integer (bit b set = byte b); computed
+        once per DFA."""
         if self._mask_edges is None:
             class_masks = [0] * self.num_classes
             for b, cls in enumerate(self.byte_class.tolist()):
                 class_masks[cls] |= 1 << b
+            by_first_byte = sorted(
+                range(self.num_classes), key=lambda cls: class_masks[cls] & -class_masks[cls]
+            )
             result: list[list[tuple[int, int]]] = []
             for row in self.transitions.tolist():
                 by_target: dict[int, int] = {}
-                for cls, target in enumerate(row):
+                for cls in by_first_byte:
+                    target = row[cls]
                     if target:
                         by_target[target] = by_target.get(target, 0) | class_masks[cls]
                 result.append([(mask, target) for target, mask in by_target.items()])
