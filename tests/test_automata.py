@@ -304,3 +304,25 @@ def test_sample_returns_accepted_strings() -> None:
     samples = [dfa_ops.sample(dfa, rng, max_len=20) for _ in range(200)]
     assert all(s is not None and dfa.accepts(s) for s in samples)
     assert len(set(samples)) > 20
+
+
+def test_embedded_automaton_with_classes_out_of_byte_order_compiles_the_same() -> None:
+    """An embedded DFA whose byte classes are not numbered by their smallest byte (as product
+    constructions may number them) gives the same minimal DFA, numbered the same, as its
+    canonically numbered twin: the NFA copies its edges in byte order either way."""
+    canonical = compile_ir(
+        ir.seq(ir.repeat(ir.alt(ir.text("ab"), ir.byte_range(ord("c"), ord("z"))), 1, 4), ir.text(";"))
+    )
+    order = list(range(canonical.num_classes))[::-1]  # reversed column order
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order))
+    shuffled = DFA(
+        canonical.transitions[:, order], rank[canonical.byte_class], canonical.accepting, canonical.start
+    )
+    for data in all_strings(4):
+        assert shuffled.accepts(data) == canonical.accepts(data)
+
+    def around(dfa: DFA) -> ir.Node:
+        return ir.seq(ir.text("<"), ir.star(ir.Automaton(dfa, "inner")), ir.text(">"))
+
+    assert_same_dfa(compile_ir(around(shuffled)), compile_ir(around(canonical)))
