@@ -66,13 +66,14 @@ def token_classes(
     maps = _MapStore(dfa.num_states, max_cells)
     node_map = _compose_over_trie(dfa, trie, maps, on_level)
     token_map = np.full(vocab_size, DEAD_MAP, dtype=np.int64)
-    token_nodes = np.repeat(np.arange(trie.num_nodes), np.diff(trie.node_token_offsets))
-    token_map[trie.node_token_ids] = node_map[token_nodes]
+    token_map[trie.node_token_ids] = node_map[trie.token_nodes]
     states = np.arange(dfa.num_states)
     eos_map = maps.padded(np.where(dfa.accepting, states, 0)[None, :])
     token_map[eos_id] = maps.add(eos_map)[0]
-    used, first_token = np.unique(token_map, return_index=True)
-    by_first_token = used[np.argsort(first_token, kind="stable")]
+    first_token = np.full(maps.count, vocab_size, dtype=np.int64)  # the first token of each map
+    np.minimum.at(first_token, token_map, np.arange(vocab_size))
+    used = np.flatnonzero(first_token < vocab_size)
+    by_first_token = used[np.argsort(first_token[used], kind="stable")]
     class_maps = np.concatenate([[DEAD_MAP], by_first_token[by_first_token != DEAD_MAP]])
     if dfa.num_states * len(class_maps) > max_cells:
         raise _too_many_cells(dfa.num_states, len(class_maps), max_cells)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -44,6 +45,11 @@ class ByteTrie:
 
     def level(self, depth: int) -> tuple[int, int]:
         return int(self.level_offsets[depth]), int(self.level_offsets[depth + 1])
+
+    @cached_property
+    def token_nodes(self) -> np.ndarray:
+        """The node of each entry of ``node_token_ids`` (computed once per trie)."""
+        return np.repeat(np.arange(self.num_nodes), np.diff(self.node_token_offsets))
 
     @property
     def child_count(self) -> np.ndarray:
