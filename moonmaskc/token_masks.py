@@ -11,7 +11,7 @@ rows agree on those far more often than on the rest, so the masks are built in t
 - the big classes: the distinct patterns the rows take over them are packed once each, the direct
   way, and every row starts from its pattern's mask;
 - the other tokens (the small classes): each row's bits for them, weighted by their place in their
-  word and summed word by word (distinct powers of two, so the sum is the bitwise or), then or-ed in.
+  word and or-ed into that word, in layers so that no word is written twice at once.
 How many classes count as big is chosen per table, by the cells each choice would touch.
 
 Only numpy is imported here: the runtime checks loaded tables with it.
@@ -23,7 +23,7 @@ import numpy as np
 
 CELLS_PER_CHUNK = 1 << 19
 BIG_CLASS_CHOICES = (8, 16, 32, 64, 128, 256)
-SMALL_TOKEN_COST = 8
+SMALL_TOKEN_COST = 4
 
 
 def packed_masks(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.ndarray:
@@ -96,17 +96,25 @@ def _direct(allowed_classes: np.ndarray, token_class: np.ndarray, words: int) ->
 def _or_small_tokens(
     masks: np.ndarray, allowed_classes: np.ndarray, token_class: np.ndarray, small_tokens: np.ndarray
 ) -> None:
-    """Or into ``masks`` the bits of ``small_tokens`` (ascending ids) that each row allows."""
+    """Or into ``masks`` the bits of ``small_tokens`` (ascending ids) that each row allows.
+
+    Works on the words that hold small tokens, transposed (a word's bits for every row in one
+    contiguous line), in layers: layer k takes the k-th small token of every word, so no word is
+    written twice in one vectorised step."""
     word = small_tokens >> 5
     weight = np.left_shift(np.uint32(1), (small_tokens & 31).astype(np.uint32))
     starts = np.flatnonzero(np.concatenate([[True], word[1:] != word[:-1]]))
-    target_words = word[starts]
+    counts = np.diff(np.append(starts, len(small_tokens)))
+    local_word = np.repeat(np.arange(len(starts)), counts)
+    layer_of = np.arange(len(small_tokens)) - np.repeat(starts, counts)
+    layers = [np.flatnonzero(layer_of == layer) for layer in range(int(counts.max()))]
+    by_class = np.ascontiguousarray(allowed_classes.T)  # classes x rows
     classes = token_class[small_tokens]
     rows = len(masks)
-    step = max(1, CELLS_PER_CHUNK // len(small_tokens))
+    step = max(1, CELLS_PER_CHUNK // len(starts))
     for first in range(0, rows, step):
-        allowed = np.take(allowed_classes[first : first + step], classes, axis=1)
-        weighted = np.where(allowed, weight, np.uint32(0))
-        masks[first : first + step, target_words] |= np.add.reduceat(
-            weighted, starts, axis=1, dtype=np.uint32
-        )
+        chunk = by_class[:, first : first + step]
+        words = np.zeros((len(starts), chunk.shape[1]), dtype=np.uint32)
+        for members in layers:
+            words[local_word[members]] |= chunk[classes[members]] * weight[members][:, None]
+        masks[first : first + step, word[starts]] |= words.T
