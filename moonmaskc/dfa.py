@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import islice, pairwise
+from typing import TypeVar
 
 import numpy as np
 
@@ -127,15 +128,10 @@ class DFA:
             by_first_byte = sorted(
                 range(self.num_classes), key=lambda cls: class_masks[cls] & -class_masks[cls]
             )
-            result: list[list[tuple[int, int]]] = []
-            for row in self.transitions.tolist():
-                by_target: dict[int, int] = {}
-                for cls in by_first_byte:
-                    target = row[cls]
-                    if target:
-                        by_target[target] = by_target.get(target, 0) | class_masks[cls]
-                result.append([(mask, target) for target, mask in by_target.items()])
-            self._mask_edges = result
+            self._mask_edges = [
+                _merged_by_key((class_masks[cls], row[cls]) for cls in by_first_byte if row[cls])
+                for row in self.transitions.tolist()
+            ]
         return self._mask_edges
 
     def class_representatives(self) -> list[int]:
@@ -225,6 +221,7 @@ def prune(dfa: DFA) -> DFA:
 # ---------------------------------------------------------------------------------------------
 
 Groups = list[tuple[int, int]]
+_Key = TypeVar("_Key", int, frozenset[int])
 SMALL_TABLE_CELLS = 4096
 
 
@@ -287,15 +284,11 @@ class _Tables:
         rank = [0] * dfa.num_classes
         for new, old in enumerate(order):
             rank[old] = new
-        groups: list[Groups] = []
-        for row in dfa.transitions[:, order].tolist():
-            by_target: dict[int, int] = {}
-            for c, target in enumerate(row):
-                if target:
-                    by_target[target] = by_target.get(target, 0) | 1 << c
-            groups.append([(bits, target) for target, bits in by_target.items()])
         return cls(
-            groups,
+            [
+                _merged_by_key((1 << c, target) for c, target in enumerate(row) if target)
+                for row in dfa.transitions[:, order].tolist()
+            ],
             dfa.num_classes,
             [rank[c] for c in dfa.byte_class.tolist()],
             dfa.accepting.tolist(),
@@ -506,17 +499,22 @@ def _united(alternatives: Iterable[GroupedSets]) -> GroupedSets:
         seen |= source_classes
     if len(pairs) < 2:
         return pairs
-    by_set: dict[frozenset[int], int] = {}
-    for bits, targets in pairs:
-        by_set[targets] = by_set.get(targets, 0) | bits
-    if len(by_set) < len(pairs):
-        pairs = [(bits, targets) for targets, bits in by_set.items()]
+    pairs = _merged_by_key(pairs)
     pairs.sort(key=_lowest_bit)
     return pairs
 
 
 def _lowest_bit(pair: tuple[int, frozenset[int]]) -> int:
     return pair[0] & -pair[0]
+
+
+def _merged_by_key(pairs: Iterable[tuple[int, _Key]]) -> list[tuple[int, _Key]]:
+    """``(bits, key)`` pairs with the bits of equal keys or-ed together, each key in the place of
+    its first pair (so pairs in class order stay in class order)."""
+    merged: dict[_Key, int] = {}
+    for bits, key in pairs:
+        merged[key] = merged.get(key, 0) | bits
+    return [(bits, key) for key, bits in merged.items()]
 
 
 def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
@@ -804,10 +802,7 @@ def _minimal(tables: _Tables, breadth_first: bool = False) -> _Tables:
     for s in members:
         pairs = [(bits, state_id[t]) for bits, t in groups[s]]
         if merged and len(pairs) > 1 and len({t for _, t in pairs}) < len(pairs):
-            by_target: dict[int, int] = {}
-            for bits, t in pairs:
-                by_target[t] = by_target.get(t, 0) | bits
-            pairs = [(bits, t) for t, bits in by_target.items()]
+            pairs = _merged_by_key(pairs)
         new_groups.append(pairs)
     return _Tables(
         new_groups,
