@@ -41,7 +41,7 @@ def packed_masks(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.nda
     is_big = np.zeros(classes, dtype=bool)
     is_big[big] = True
     if len(big):
-        first_row, pattern_of_row = _distinct_rows(allowed_classes[:, big])
+        first_row, pattern_of_row = distinct_rows(allowed_classes[:, big])
         masks = _direct(allowed_classes[first_row] & is_big, token_class, words)[pattern_of_row]
     else:
         masks = np.zeros((rows, words), dtype=np.uint32)
@@ -60,17 +60,18 @@ def _big_classes(
     covered = np.concatenate([[0], np.cumsum(sizes[by_size])])
     best, best_cost = 0, rows * vocab_size
     for count in BIG_CLASS_CHOICES:
-        if count == 0 or count > len(by_size):
+        if count > len(by_size):
             continue
-        cost = len(_distinct_rows(allowed_classes[:, by_size[:count]])[0]) * vocab_size
+        cost = len(distinct_rows(allowed_classes[:, by_size[:count]])[0]) * vocab_size
         cost += SMALL_TOKEN_COST * rows * (vocab_size - int(covered[count]))
         if cost < best_cost:
             best, best_cost = count, cost
     return by_size[:best]
 
 
-def _distinct_rows(allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The first row of each distinct row of a bool matrix, and each row's distinct row."""
+def distinct_rows(allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first row of each distinct row of a bool matrix (at least one column), and each row's
+    distinct row (distinct rows numbered in the order of their bit patterns)."""
     packed = np.ascontiguousarray(np.packbits(allowed, axis=1))
     keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
     _, first_row, inverse = np.unique(keys, return_index=True, return_inverse=True)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from moonmaskc.token_classes import DEFAULT_MAX_TABLE_CELLS, token_classes
-from moonmaskc.token_masks import packed_masks
+from moonmaskc.token_masks import distinct_rows, packed_masks
 
 if TYPE_CHECKING:
     from moonmaskc.dfa import DFA
@@ -215,7 +215,7 @@ def build_token_table(
         on_level=lambda fraction: report(int(fraction * (num_states - 1)), num_states),
         max_cells=max_cells,
     )
-    state_row, representatives = _distinct_rows(classes.class_next != 0)
+    state_row, representatives = _rows_of_states(classes.class_next != 0)
     mask_rows = packed_masks(classes.class_next[representatives] != 0, classes.token_class)
     report(num_states, num_states)
     return TokenTable(
@@ -241,13 +241,11 @@ def _vocabulary_arrays(vocabulary: Vocabulary) -> dict[str, np.ndarray]:
     return dict(arrays)
 
 
-def _distinct_rows(allowed_classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _rows_of_states(allowed_classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The row of each state (rows numbered by their first state, so the dead state 0 has row 0)
     and the first state of each row."""
-    packed = np.ascontiguousarray(np.packbits(allowed_classes, axis=1))
-    keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()  # class 0 makes shape[1] >= 1
-    _, first_state, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    first_state, inverse = distinct_rows(allowed_classes)  # class 0 gives it a column
     order = np.argsort(first_state, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    return rank[inverse.ravel()].astype(np.int32), first_state[order]
+    return rank[inverse].astype(np.int32), first_state[order]
