@@ -631,7 +631,48 @@ def _seed_partition(tables: _Tables) -> list[int]:
         for bits, _ in pairs:
             live |= bits
         block_of.append(ids.setdefault((accepting, distance, longest, live), len(ids)))
-    return block_of
+    if len(ids) == len(block_of):
+        return block_of
+    refined: dict[tuple[int, int], int] = {}
+    return [
+        refined.setdefault(key, len(refined))
+        for key in zip(block_of, _longest_stays(tables.groups, tables.predecessors, block_of), strict=True)
+    ]
+
+
+def _longest_stays(groups: list[Groups], predecessors: list[list[int]], block_of: list[int]) -> list[int]:
+    """For each state of a block with more than one state, the length of the longest path of live
+    edges that never leaves its block (-1 when a cycle inside the block is in reach; 0 for the
+    states of single-state blocks). When the blocks only join states that equivalent states never
+    tell apart, so does this length: equivalent states reach equivalent states, hence the same
+    blocks, along every word. It tells apart, in one pass, the states of a chain that refinement
+    would split one round at a time (``[a-z]{2,24}`` after a loop that the chain's states all keep
+    alive)."""
+    size = [0] * len(block_of)
+    for b in block_of:
+        size[b] += 1
+    shared = [s for s, b in enumerate(block_of) if size[b] > 1]
+    pending = [0] * len(groups)  # successors inside the block not yet settled
+    for s in shared:
+        b = block_of[s]
+        for _, t in groups[s]:
+            if block_of[t] == b:
+                pending[s] += 1
+    stay = [0] * len(groups)
+    ready = [s for s in shared if not pending[s]]
+    for t in ready:  # grows while it is walked: Kahn's algorithm backwards within each block
+        b, step = block_of[t], stay[t] + 1
+        for s in predecessors[t]:
+            if block_of[s] == b:
+                if stay[s] < step:
+                    stay[s] = step
+                pending[s] -= 1
+                if not pending[s]:
+                    ready.append(s)
+    for s in shared:
+        if pending[s]:
+            stay[s] = -1
+    return stay
 
 
 def _refined_by_successors(tables: _Tables, block_of: list[int], max_checks: int) -> tuple[list[int], bool]:

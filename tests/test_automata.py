@@ -194,6 +194,30 @@ def test_refinement_and_hopcroft_agree_on_example_schemas(name: str) -> None:
     assert equivalent_state_pairs(refined) == []
 
 
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(ir_nodes())
+def test_seed_partition_keeps_equivalent_states_together(node: ir.Node) -> None:
+    """The seed (acceptance, completion lengths, live classes, longest stay in the block) may only
+    hold invariants of equivalence: states that Moore's refinement on the dense table finds
+    equivalent share a seed block."""
+    tables = dfa_module._subset_tables(build_nfa(node), Limits())
+    seed = dfa_module._seed_partition(tables)
+    for first, other in equivalent_state_pairs(tables.to_dfa(merge_columns=False)):
+        assert seed[first] == seed[other]
+
+
+def test_seed_partition_tells_a_chain_apart_in_one_pass() -> None:
+    """The states of ``[a-z]{2,24}`` after a loop that keeps them all alive agree on acceptance,
+    completion lengths and live classes; their longest stays in that block tell them apart, so
+    refinement has nothing left to split (it would take one round per state)."""
+    from moonmaskc.frontends import regex
+
+    node = regex.parse(r"[a-z0-9]+(\.[a-z0-9]+)*\.[a-z]{2,24}").node
+    tables = dfa_module._subset_tables(build_nfa(node), Limits())
+    seed = dfa_module._seed_partition(tables)
+    assert max(seed) + 1 == len(seed) == compile_ir(node).num_states
+
+
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(ir_nodes())
 def test_dead_state_and_distances(node: ir.Node) -> None:
