@@ -315,7 +315,12 @@ class _Tables:
 
 
 def _class_positions(bits: int) -> list[int]:
-    return [c for c in range(bits.bit_length()) if bits >> c & 1]
+    positions = []
+    while bits:
+        low = bits & -bits
+        positions.append(low.bit_length() - 1)
+        bits ^= low
+    return positions
 
 
 def _dense(groups: list[Groups], num_classes: int) -> np.ndarray:
@@ -410,13 +415,15 @@ def _byte_classes(nfa: NFA) -> tuple[list[int], dict[int, int]]:
     of a signature that is toggled at those points, and the bytes between two points share the
     signature, i.e. the set of masks that hold them."""
     masks = list({mask for edges in nfa.edges for mask, _ in edges})
-    toggles = {0: 0}
+    toggles = {0: 0, 256: 0}
     for index, mask in enumerate(masks):
         bit = 1 << index
-        for first, end in ir.mask_runs(mask):
-            toggles[first] = toggles.get(first, 0) ^ bit
-            toggles[end] = toggles.get(end, 0) ^ bit
-    toggles.setdefault(256, 0)
+        edges = mask ^ (mask << 1)  # bit b set where byte b - 1 and byte b differ in membership
+        while edges:
+            low = edges & -edges
+            at = low.bit_length() - 1
+            toggles[at] = toggles.get(at, 0) ^ bit
+            edges ^= low
     cuts = sorted(toggles)
     class_of = [0] * 256
     class_ids: dict[int, int] = {}
