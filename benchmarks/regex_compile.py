@@ -1,8 +1,9 @@
 """Time from regex pattern to minimal DFA, moonmaskc beside interegular, in one run.
 
-Takes: nothing (or ``--repeat N``, ``--json PATH``). Hands on: a rich table per pattern with the
+Takes: nothing (or ``--repeat N``, ``--json PATH``, ``--in-blocks``). Hands on: a rich table per pattern with the
 median time of moonmaskc (parse + NFA + DFA + minimisation, and the parse alone) and of
-interegular (parse + FSM construction + reduce), their ratio, and state counts. interegular comes
+interegular (parse + FSM construction + reduce), their ratio, and state counts. The engines run in
+turns (see ``time_engines``; ``--in-blocks`` for one engine after the other). interegular comes
 with the ``bench`` extra; without it only moonmaskc's columns are filled.
 
     python benchmarks/regex_compile.py --repeat 5
@@ -43,14 +44,27 @@ PATTERNS: dict[str, str] = {
 }
 
 
-def time_call(function: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    times = []
-    result = None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
+def time_engines(
+    functions: dict[str, Callable[[], Any]], repeat: int, in_blocks: bool = False
+) -> dict[str, tuple[float, Any]]:
+    """Median time and last result of each function. By default the functions run in turns (one
+    call of each per round), so that every engine sees the same machine: on a shared VM the speed
+    of plain Python code drifts by a third or more over seconds, which timing one engine after the
+    other charges to whichever ran in the slow stretch. Each call then also starts with caches
+    that the other engine's call has just used, as a compile in a real program would.
+    ``in_blocks``: all calls of one function, then all of the next (warm caches from the
+    identical call before; the method of the earlier figures in docs/regex.md)."""
+    times: dict[str, list[float]] = {name: [] for name in functions}
+    results: dict[str, Any] = {}
+    rounds = [list(functions.items())] * repeat
+    if in_blocks:
+        rounds = [[item] * repeat for item in functions.items()]
+    for calls in rounds:
+        for name, function in calls:
+            started = time.perf_counter()
+            results[name] = function()
+            times[name].append(time.perf_counter() - started)
+    return {name: (statistics.median(times[name]), results[name]) for name in functions}
 
 
 def moonmaskc_compile(pattern: str) -> int:
@@ -68,6 +82,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", dest="json_path")
+    parser.add_argument(
+        "--in-blocks",
+        action="store_true",
+        help="time all runs of one engine, then the next, instead of in turns",
+    )
     args = parser.parse_args()
     try:
         import interegular  # noqa: F401
@@ -78,8 +97,14 @@ def main() -> None:
     regex.parse("warm(up)?")  # build the Lark parser once, outside the timings
     rows = []
     for name, pattern in PATTERNS.items():
-        ours, our_states = time_call(lambda p=pattern: moonmaskc_compile(p), args.repeat)
-        parse_only, _ = time_call(lambda p=pattern: regex.parse(p), args.repeat)
+        engines: dict[str, Callable[[], Any]] = {
+            "moonmaskc": lambda p=pattern: moonmaskc_compile(p),
+            "parse": lambda p=pattern: regex.parse(p),
+        }
+        if have_interegular:
+            engines["interegular"] = lambda p=pattern: interegular_compile(p)
+        timed = time_engines(engines, args.repeat, args.in_blocks)
+        (ours, our_states), (parse_only, _) = timed["moonmaskc"], timed["parse"]
         row: dict[str, Any] = {
             "pattern": name,
             "moonmaskc_s": ours,
@@ -87,10 +112,11 @@ def main() -> None:
             "moonmaskc_states": our_states,
         }
         if have_interegular:
-            theirs, their_states = time_call(lambda p=pattern: interegular_compile(p), args.repeat)
+            theirs, their_states = timed["interegular"]
             row.update(interegular_s=theirs, interegular_states=their_states, speedup=theirs / ours)
         rows.append(row)
-    table = Table(title=f"regex to minimal DFA (median of {args.repeat})")
+    order = "in blocks" if args.in_blocks else "in turns"
+    table = Table(title=f"regex to minimal DFA (median of {args.repeat}, engines {order})")
     columns = (
         "pattern",
         "moonmaskc",
