@@ -1,13 +1,16 @@
 """Unsupported keywords are errors naming the keyword and its JSON pointer; ``lenient`` turns them
-into warnings; malformed JSON reports line and column; remote refs and typos are refused."""
+into warnings; malformed JSON reports line and column; remote refs and typos are refused; string
+lengths past the state bound are limit errors naming the keyword (warnings under ``lenient``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from moonmaskc.errors import SourceError, UnsupportedError
+from moonmaskc.dfa import compile_ir
+from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends.schema import compile_schema_ir, load_schema_file
 from moonmaskc.frontends.schema.keywords import REFUSED
+from moonmaskc.limits import Limits
 
 REFUSED_EXAMPLES = {
     "patternProperties": {"^a": {"type": "integer"}},
@@ -115,3 +118,57 @@ def test_load_schema_file_reports_position(tmp_path: pytest.TempPathFactory) -> 
     with pytest.raises(SourceError) as caught:
         load_schema_file(path)
     assert caught.value.line == 1 and caught.value.column == 13
+
+
+def _string_states_needed(count: int) -> int:
+    """The lower bound that the schema compiler checks: 14 states per character (the canonical
+    string character's DFA has 16: the dead state and the end are not repeated), plus one."""
+    return 14 * count + 1
+
+
+def test_string_length_past_the_state_bound_names_keyword_pointer_and_flag() -> None:
+    schema = {"type": "object", "properties": {"text": {"type": "string", "maxLength": 32767}}}
+    with pytest.raises(LimitError) as caught:
+        compile_schema_ir(schema)
+    error = caught.value
+    assert (error.bound, error.limit, error.flag) == ("max_states", 200_000, "--max-states")
+    assert "maxLength 32767" in str(error)
+    assert f"at least {_string_states_needed(32767)} automaton states" in str(error)
+    assert "#/properties/text/maxLength" in str(error)
+    with pytest.raises(LimitError, match=r"minLength 20000 .* at #/minLength"):
+        compile_schema_ir({"type": "string", "minLength": 20000})
+
+
+def test_lenient_drops_a_string_length_past_the_state_bound_and_keeps_the_other() -> None:
+    result = compile_schema_ir({"type": "string", "minLength": 2, "maxLength": 32767}, lenient=True)
+    assert any("'maxLength'" in warning and "--max-states" in warning for warning in result.warnings)
+    dfa = compile_ir(result.node)
+    assert dfa.accepts(b'"' + b"a" * 40_000 + b'"')  # maxLength dropped
+    assert not dfa.accepts(b'"a"')  # minLength kept
+
+
+@pytest.mark.parametrize("keyword", ["maxLength", "minLength"])
+@pytest.mark.parametrize("context", ["alone", "property", "items", "any_of"])
+@pytest.mark.parametrize("count", [0, 1, 7, 60])
+def test_string_length_bound_never_exceeds_the_states_needed(keyword: str, context: str, count: int) -> None:
+    """The check only refuses what the compile would refuse anyway: every minimal DFA that holds
+    such a string has at least the states it counts."""
+    string = {"type": "string", keyword: count}
+    schema = {
+        "alone": string,
+        "property": {"type": "object", "properties": {"s": string, "n": {"type": "integer"}}},
+        "items": {"type": "array", "items": string},
+        "any_of": {"anyOf": [string, {"type": "integer"}]},
+    }[context]
+    assert compile_ir(compile_schema_ir(schema).node).num_states >= _string_states_needed(count)
+
+
+def test_raising_max_states_lets_a_long_string_compile_exactly() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 250}}}
+    with pytest.raises(LimitError, match="maxLength 250"):
+        compile_schema_ir(schema, limits=Limits(max_states=3000))
+    limits = Limits(max_states=8000)  # the subset construction passes more states than it keeps
+    dfa = compile_ir(compile_schema_ir(schema, limits=limits).node, limits)
+    assert dfa.num_states >= _string_states_needed(250)
+    assert dfa.accepts(b'{"a":"' + b"x" * 250 + b'"}')
+    assert not dfa.accepts(b'{"a":"' + b"x" * 251 + b'"}')

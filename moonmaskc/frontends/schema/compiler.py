@@ -144,6 +144,30 @@ class _Walk:
             raise UnsupportedError(f"keyword {keyword!r}", reason, where=where)
         self.warnings[f"ignored keyword {keyword!r} at {where}: {reason}"] = None
 
+    def length_fits(self, keyword: str, count: int, where: str) -> bool:
+        """Whether a string length bound fits the state bound: ``count`` characters need one
+        state per count for each state inside a character, all distinct in the minimal DFA of
+        any schema that reaches the string (its closing quote ends it), so past the bound the
+        compile would fail anyway, only after building most of the automaton. Strict: a
+        ``LimitError`` naming the keyword. Lenient: a warning; the caller drops the keyword."""
+        per_character = string_char_automaton().dfa.num_states - 2  # not the dead state nor the end
+        needed = per_character * count + 1
+        if needed <= self.limits.max_states:
+            return True
+        need = f"{keyword} {count} needs at least {needed} automaton states ({per_character} per character)"
+        if not self.lenient:
+            raise LimitError(
+                "max_states",
+                self.limits.max_states,
+                f"{need}, at {pointer_child(where, keyword)}",
+                flag="--max-states",
+            )
+        self.warnings[
+            f"ignored keyword {keyword!r} at {where}: {need}, more than max_states "
+            f"{self.limits.max_states} (raise it with --max-states)"
+        ] = None
+        return False
+
     def attempt(self, keyword: str, where: str, build: Callable[[], ir.Node]) -> ir.Node | None:
         """Run a keyword's builder; under lenient, a keyword that cannot be compiled is dropped."""
         try:
@@ -576,6 +600,11 @@ class _Walk:
         most = _count(schema, "maxLength", where)
         if most is not None and most < least:
             return ir.NOTHING
+        if "pattern" not in schema and "format" not in schema:  # those may bound the length lower
+            if most is not None and not self.length_fits("maxLength", most, where):
+                most = None
+            if least and not self.length_fits("minLength", least, where):
+                least = 0
         body = ir.repeat(string_char_automaton(), least, most)
         if least == 0 and most is None:
             body = canonical.STRING_BODY
