@@ -73,6 +73,7 @@ class LimitError(MoonmaskError):
         self.bound = bound
         self.limit = limit
         self.flag = flag
+        self.message = message
         hint = f" Raise it with {flag}." if flag else ""
         super().__init__(f"{message} (bound {bound} = {limit}).{hint}")
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from moonmaskc import ir
 from moonmaskc.artifact import Artifact
-from moonmaskc.dfa import compile_ir
-from moonmaskc.errors import MoonmaskError
+from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.errors import LimitError, MoonmaskError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
@@ -139,7 +139,7 @@ def _compile_source(
     try:
         result = run_frontend(kind, source, options)
         frontend_seconds = time.perf_counter() - started
-        dfa = compile_ir(result.node, options.limits)
+        dfa = _compile_dfa(result, options.limits)
         dfa_seconds = time.perf_counter() - started - frontend_seconds
         grammar = ir.to_regex(result.node)
     except RecursionError:
@@ -164,6 +164,25 @@ def _compile_source(
     if options.tokenizer is not None:
         link(artifact, options.tokenizer, eos=options.eos, progress=progress, limits=options.limits)
     return artifact
+
+
+def _compile_dfa(result: FrontendResult, limits: Limits) -> DFA:
+    """``compile_ir`` of the front end's node; past ``--max-states``, the error also names the
+    string length bounds that the front end noted as the most costly (a schema's long strings are
+    where its states usually go)."""
+    try:
+        return compile_ir(result.node, limits)
+    except LimitError as error:
+        costly = result.notes.get("string_length_states")
+        if error.bound != "max_states" or not costly:
+            raise
+        listed = "; ".join(f"{where} (at least {states} states)" for where, states in costly.items())
+        raise LimitError(
+            error.bound,
+            error.limit,
+            f"{error.message}; the length bounds that need the most states: {listed}",
+            error.flag,
+        ) from None
 
 
 def link(

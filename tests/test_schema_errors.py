@@ -172,3 +172,30 @@ def test_raising_max_states_lets_a_long_string_compile_exactly() -> None:
     assert dfa.num_states >= _string_states_needed(250)
     assert dfa.accepts(b'{"a":"' + b"x" * 250 + b'"}')
     assert not dfa.accepts(b'{"a":"' + b"x" * 251 + b'"}')
+
+
+def test_a_dfa_past_the_bound_names_the_length_bounds_that_cost_the_most() -> None:
+    """Each string fits the bound alone, the object with both does not: the limit error from the
+    back end lists the length bounds by the states they need, most first."""
+    import moonmaskc
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "short": {"type": "string", "maxLength": 80},
+            "long": {"type": "string", "maxLength": 150},
+            "also_long": {"type": "string", "maxLength": 120},
+        },
+    }
+    with pytest.raises(LimitError) as caught:
+        moonmaskc.compile_schema(schema, max_states=3000)
+    message = str(caught.value)
+    assert caught.value.bound == "max_states" and "--max-states" in message
+    listed = [
+        f"maxLength 150 at #/properties/long/maxLength (at least {_string_states_needed(150)} states)",
+        f"maxLength 120 at #/properties/also_long/maxLength (at least {_string_states_needed(120)} states)",
+        f"maxLength 80 at #/properties/short/maxLength (at least {_string_states_needed(80)} states)",
+    ]
+    positions = [message.index(entry) for entry in listed]
+    assert positions == sorted(positions)
+    assert moonmaskc.compile_schema(schema, max_states=20_000).dfa.num_states > 3000

@@ -39,6 +39,10 @@ from moonmaskc.limits import Limits
 
 ALL_TYPES = ("null", "boolean", "object", "array", "string", "number")
 SHARE_SIZE = 4000
+# Strings whose length bounds need this many states or more are noted (the most costly few), so
+# that a DFA past --max-states can say where its states go.
+COSTLY_STRING_STATES = 1000
+COSTLY_STRINGS_NOTED = 5
 # Universe automata depend only on (whitespace policy, depth, limits): built once per process.
 _UNIVERSE_CACHE: dict[tuple[str, int, Limits], ir.Automaton] = {}
 _OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
@@ -69,6 +73,7 @@ class _Walk:
     limits: Limits
     warnings: dict[str, None] = field(default_factory=dict)
     refs_cut: dict[str, None] = field(default_factory=dict)
+    string_costs: dict[str, int] = field(default_factory=dict)  # length keyword -> states it needs
     ref_stack: list[str] = field(default_factory=list)
     nesting: int = 0
     budget_end: int | None = None
@@ -153,6 +158,7 @@ class _Walk:
         per_character = string_char_automaton().dfa.num_states - 2  # not the dead state nor the end
         needed = per_character * count + 1
         if needed <= self.limits.max_states:
+            self.string_costs[f"{keyword} {count} at {pointer_child(where, keyword)}"] = needed
             return True
         need = f"{keyword} {count} needs at least {needed} automaton states ({per_character} per character)"
         if not self.lenient:
@@ -957,4 +963,8 @@ def compile_schema_ir(
         "ignored_keywords": [w for w in walk.warnings if w.startswith("ignored keyword")],
         "key_order": "declared properties in schema order, then other keys",
     }
+    costly = sorted(walk.string_costs.items(), key=lambda item: -item[1])
+    costly = [item for item in costly if item[1] >= COSTLY_STRING_STATES][:COSTLY_STRINGS_NOTED]
+    if costly:
+        notes["string_length_states"] = dict(costly)
     return FrontendResult(node=node, notes=notes, warnings=warnings)
