@@ -168,21 +168,13 @@ def _compile_source(
 
 def _compile_dfa(result: FrontendResult, limits: Limits) -> DFA:
     """``compile_ir`` of the front end's node; past ``--max-states``, the error also names the
-    string length bounds that the front end noted as the most costly (a schema's long strings are
-    where its states usually go)."""
+    string length bounds that a schema's front end noted as the most costly."""
     try:
         return compile_ir(result.node, limits)
     except LimitError as error:
-        costly = result.notes.get("string_length_states")
-        if error.bound != "max_states" or not costly:
-            raise
-        listed = "; ".join(f"{where} (at least {states} states)" for where, states in costly.items())
-        raise LimitError(
-            error.bound,
-            error.limit,
-            f"{error.message}; the length bounds that need the most states: {listed}",
-            error.flag,
-        ) from None
+        from moonmaskc.frontends.schema.compiler import with_costly_strings
+
+        raise with_costly_strings(error, result.notes.get("string_length_states") or {}) from None
 
 
 def link(

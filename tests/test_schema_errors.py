@@ -199,3 +199,23 @@ def test_a_dfa_past_the_bound_names_the_length_bounds_that_cost_the_most() -> No
     positions = [message.index(entry) for entry in listed]
     assert positions == sorted(positions)
     assert moonmaskc.compile_schema(schema, max_states=20_000).dfa.num_states > 3000
+
+
+def test_an_automaton_past_the_bound_during_the_walk_names_the_costly_length_bounds() -> None:
+    """The string with a pattern is intersected during the walk; its automaton passes the bound
+    there (the pattern could have bounded the length lower, so it is not refused up front), and
+    the error names the length bounds noted so far."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "plain": {"type": "string", "maxLength": 150},
+            "patterned": {"type": "string", "maxLength": 250, "pattern": "^[a-z]*$"},
+        },
+    }
+    with pytest.raises(LimitError) as caught:
+        compile_schema_ir(schema, limits=Limits(max_states=3000))
+    assert caught.value.bound == "max_states"
+    assert (
+        f"maxLength 150 at #/properties/plain/maxLength (at least {_string_states_needed(150)} states)"
+        in str(caught.value)
+    )

@@ -951,6 +951,8 @@ def compile_schema_ir(
         raise LimitError(
             "max_depth", limits.max_depth, "the schema nests too deeply to walk", "--max-depth"
         ) from error
+    except LimitError as error:  # an automaton built during the walk (a product, say) grew too big
+        raise with_costly_strings(error, _most_costly(walk.string_costs)) from None
     warnings = list(walk.warnings)
     if is_empty_node(node):
         warnings.append("the schema accepts no JSON value (within the bounds applied)")
@@ -963,8 +965,27 @@ def compile_schema_ir(
         "ignored_keywords": [w for w in walk.warnings if w.startswith("ignored keyword")],
         "key_order": "declared properties in schema order, then other keys",
     }
-    costly = sorted(walk.string_costs.items(), key=lambda item: -item[1])
-    costly = [item for item in costly if item[1] >= COSTLY_STRING_STATES][:COSTLY_STRINGS_NOTED]
+    costly = _most_costly(walk.string_costs)
     if costly:
-        notes["string_length_states"] = dict(costly)
+        notes["string_length_states"] = costly
     return FrontendResult(node=node, notes=notes, warnings=warnings)
+
+
+def _most_costly(string_costs: dict[str, int]) -> dict[str, int]:
+    costly = sorted(string_costs.items(), key=lambda item: -item[1])
+    return dict([item for item in costly if item[1] >= COSTLY_STRING_STATES][:COSTLY_STRINGS_NOTED])
+
+
+def with_costly_strings(error: LimitError, costly: dict[str, int]) -> LimitError:
+    """``error`` itself, or when it is the state bound and ``costly`` (length keyword and pointer
+    -> states it needs) names strings, the same error listing them, most costly first: a schema's
+    long strings are where its states usually go."""
+    if error.bound != "max_states" or not costly:
+        return error
+    listed = "; ".join(f"{where} (at least {states} states)" for where, states in costly.items())
+    return LimitError(
+        error.bound,
+        error.limit,
+        f"{error.message}; the length bounds that need the most states: {listed}",
+        error.flag,
+    )
