@@ -229,3 +229,42 @@ def test_search_agrees_with_python_re_search_on_random_patterns() -> None:
     Counter.pairs = 0
     check_search()
     assert Counter.pairs >= 1_500, Counter.pairs
+
+
+@st.composite
+def anchored_alternations(draw: st.DrawFn) -> Pattern:
+    """Top-level alternatives, each with its own ``^`` and ``$`` or none."""
+    branches = draw(st.lists(patterns(), min_size=2, max_size=4))
+    return Pattern(
+        number_groups("|".join(branch.text for branch in branches)),
+        "".join(branch.alphabet for branch in branches),
+    )
+
+
+@settings(
+    max_examples=60,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(anchored_alternations(), st.integers(0, 2**32 - 1))
+def check_search_alternations(pattern: Pattern, seed: int) -> None:
+    compiled = compile_python(pattern.text)
+    if compiled is None:
+        with pytest.raises(SourceError):
+            parse_search(pattern.text, flavor="python")
+        return
+    dfa = compile_ir(parse_search(pattern.text, flavor="python"))
+    rng = random.Random(seed)
+    for data in candidate_strings(dfa, pattern.alphabet, rng, 24):
+        assert dfa.accepts(data) == python_verdict(compiled, data, search=True), (pattern.text, data)
+        Counter.pairs += 1
+
+
+def test_search_with_anchors_per_alternative_agrees_with_python_re_search() -> None:
+    """Alternatives anchored alike are searched together (one ``.*`` around their alternation):
+    mixed anchors over two to four alternatives still give re.search's verdicts."""
+    Counter.pairs = 0
+    check_search_alternations()
+    assert Counter.pairs >= 1_000, Counter.pairs
