@@ -918,12 +918,16 @@ def _surely_disjoint(a: Any, b: Any, walk: _Walk, depth: int = 0) -> bool:
 
 
 def _resolved(schema: Any, walk: _Walk) -> Any:
+    """``schema`` with plain ``$ref`` chains followed from the root's base URI; ``True`` (no proof
+    to draw) where that base may be the wrong one, in a document with embedded resources."""
     for _ in range(8):
         if (
             isinstance(schema, dict)
             and set(schema) - {"$ref"} <= {"description", "title"}
             and "$ref" in schema
         ):
+            if walk.resolver.has_embedded_resources:
+                return True
             try:
                 _, schema = walk.resolver.resolve(schema["$ref"], "#")
             except UnsupportedError:

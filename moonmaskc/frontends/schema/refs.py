@@ -1,14 +1,17 @@
-"""Local ``$ref`` resolution: JSON pointers, ``$defs`` / ``definitions``, ``$anchor``, own ``$id``.
+"""Local ``$ref`` resolution: JSON pointers, ``$defs`` / ``definitions``, ``$anchor``, ``$id``.
 
 Takes: the root schema. Hands on: ``RefResolver.resolve(ref, where) -> (pointer, subschema)``; the
-pointer (``#/...``) names the target so that the walker can count how deep a recursive reference
-is unrolled. Remote references (another document) raise ``UnsupportedError``.
+pointer (``#/...``, from the document's root) names the target so that the walker can count how
+deep a recursive reference is unrolled. A reference is resolved against the base URI in scope
+where it stands (``$id``, or draft-04 ``id``, of the enclosing schemas joined from the root
+down), so a schema that embeds resources with their own ``$id`` resolves each reference in its
+own resource. References to another document raise ``UnsupportedError``.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urljoin
 
 from moonmaskc.errors import UnsupportedError
 
@@ -24,53 +27,66 @@ class RefResolver:
     def __init__(self, root: Any) -> None:
         self.root = root
         self.anchors: dict[str, tuple[str, Any]] = {}
-        self.ids: dict[str, tuple[str, Any]] = {}
+        self.ids: dict[str, tuple[str, Any]] = {}  # absolute resource URI -> (pointer, schema)
         self.duplicate_anchors: set[str] = set()
-        self.embedded_resources: list[str] = []
-        self._index(root, "#")
+        root_id = _own_id(root)
+        self.root_base = _joined("", root_id) if root_id and not root_id.startswith("#") else ""
+        self._index(root, "#", self.root_base)
 
     def _add_anchor(self, name: str, pointer: str, node: Any) -> None:
         if name in self.anchors and self.anchors[name][0] != pointer:
             self.duplicate_anchors.add(name)
         self.anchors.setdefault(name, (pointer, node))
 
-    def _index(self, node: Any, pointer: str) -> None:
+    def _index(self, node: Any, pointer: str, base: str) -> None:
         if isinstance(node, dict):
             anchor = node.get("$anchor")
             if isinstance(anchor, str):
                 self._add_anchor(anchor, pointer, node)
-            ident = node.get("$id", node.get("id"))
-            if isinstance(ident, str):
-                if ident.startswith("#") and len(ident) > 1:
+            ident = _own_id(node)
+            if ident is not None and ident.startswith("#"):
+                if len(ident) > 1:
                     self._add_anchor(ident[1:], pointer, node)
-                else:
-                    if pointer != "#":
-                        self.embedded_resources.append(pointer)
-                    self.ids.setdefault(ident.rstrip("#"), (pointer, node))
+            elif ident is not None:
+                base = _joined(base, ident)
+                self.ids.setdefault(base, (pointer, node))
             for key, value in node.items():
                 if key in ("enum", "const", "examples", "default"):
                     continue
-                self._index(value, pointer_child(pointer, key))
+                self._index(value, pointer_child(pointer, key), base)
         elif isinstance(node, list):
             for i, value in enumerate(node):
-                self._index(value, pointer_child(pointer, i))
+                self._index(value, pointer_child(pointer, i), base)
+
+    @property
+    def has_embedded_resources(self) -> bool:
+        """Whether a schema below the root has its own ``$id`` (a base URI of its own)."""
+        return any(pointer != "#" for pointer, _ in self.ids.values())
+
+    def base_at(self, where: str) -> str:
+        """The base URI in scope at the schema that ``where`` points to."""
+        base, node = self.root_base, self.root
+        for raw in where.removeprefix("#").split("/")[1:]:
+            part = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                break
+            ident = _own_id(node)
+            if ident is not None and not ident.startswith("#"):
+                base = _joined(base, ident)
+        return base
 
     def resolve(self, ref: str, where: str) -> tuple[str, Any]:
-        if self.embedded_resources:
-            raise UnsupportedError(
-                f"$ref {ref!r}",
-                "the document embeds resources with their own base URI "
-                f"($id at {self.embedded_resources[0]}); "
-                "references are resolved only against one base",
-                where=where,
-            )
-        base, _, fragment = ref.partition("#")
-        if base:
-            if base not in self.ids:
-                raise UnsupportedError(f"$ref {ref!r}", "remote references are not fetched", where=where)
-            pointer, document = self.ids[base]
-        else:
+        uri, _, fragment = _joined(self.base_at(where), ref).partition("#")
+        if uri in self.ids:
+            pointer, document = self.ids[uri]
+        elif uri == self.root_base:
             pointer, document = "#", self.root
+        else:
+            raise UnsupportedError(f"$ref {ref!r}", "remote references are not fetched", where=where)
         if not fragment:
             return pointer, document
         if not fragment.startswith("/"):
@@ -92,3 +108,21 @@ class RefResolver:
                 )
             pointer = pointer_child(pointer, part)
         return pointer, node
+
+
+def _own_id(node: Any) -> str | None:
+    """A schema's ``$id`` (or draft-04 ``id``) when it is a string."""
+    if not isinstance(node, dict):
+        return None
+    ident = node.get("$id", node.get("id"))
+    return ident if isinstance(ident, str) else None
+
+
+def _joined(base: str, reference: str) -> str:
+    """``reference`` resolved against ``base`` (RFC 3986), without an empty fragment; a fragment
+    alone stays in ``base``'s document whatever its scheme (``urljoin`` knows no ``urn:``)."""
+    if reference.startswith("#"):
+        joined = base.partition("#")[0] + reference
+    else:
+        joined = urljoin(base, reference) if base else reference
+    return joined.removesuffix("#")

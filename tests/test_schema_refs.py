@@ -1,0 +1,114 @@
+"""``$ref`` resolution against the base URI in scope: embedded resources with their own ``$id``
+resolve their references in their own document, as jsonschema (the oracle here) does; a reference
+to another document is still refused."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from jsonschema import Draft4Validator, Draft202012Validator
+
+from moonmaskc.dfa import compile_ir
+from moonmaskc.errors import UnsupportedError
+from moonmaskc.frontends.schema import compile_schema_ir
+
+INSTANCES: list[Any] = [
+    {"a": 1, "b": 1},
+    {"a": "x", "b": 1},
+    {"a": 1, "b": "x"},
+    {"a": "x", "b": "x"},
+    {"a": True},
+    {"b": [1]},
+    {},
+]
+
+
+def assert_agrees_with_jsonschema(schema: dict[str, Any], validator: Any = Draft202012Validator) -> None:
+    dfa = compile_ir(compile_schema_ir(schema).node)
+    checker = validator(schema)
+    verdicts = []
+    for instance in INSTANCES:
+        expected = checker.is_valid(instance)
+        verdicts.append(expected)
+        text = json.dumps(instance, separators=(",", ":")).encode()
+        assert dfa.accepts(text) == expected, (instance, expected)
+    assert any(verdicts) and not all(verdicts)  # the instances tell the two readings apart
+
+
+def test_a_reference_inside_an_embedded_resource_resolves_in_that_resource() -> None:
+    schema = {
+        "$id": "http://example.com/root.json",
+        "$defs": {"x": {"type": "integer"}},
+        "properties": {
+            "a": {
+                "$id": "http://example.com/a.json",
+                "$defs": {"x": {"type": "string"}},
+                "$ref": "#/$defs/x",
+            },
+            "b": {"$ref": "#/$defs/x"},
+        },
+        "additionalProperties": False,
+    }
+    assert_agrees_with_jsonschema(schema)  # a: string (its own $defs), b: integer (the root's)
+
+
+def test_relative_ids_join_the_enclosing_base() -> None:
+    schema = {
+        "$id": "http://example.com/schemas/root.json",
+        "$defs": {
+            "strings": {"$id": "strings.json", "$defs": {"x": {"type": "string"}}},
+            "x": {"type": "integer"},
+        },
+        "properties": {
+            "a": {"$ref": "http://example.com/schemas/strings.json#/$defs/x"},
+            "b": {"$ref": "strings.json#/$defs/x"},
+        },
+    }
+    assert_agrees_with_jsonschema(schema)
+
+
+def test_definitions_with_their_own_id_under_a_root_without_one() -> None:
+    """JSONSchemaBench's Github_easy/o2232 shape: ``$id`` on definitions, references from the root."""
+    schema = {
+        "definitions": {
+            "number": {"$id": "number", "type": "integer"},
+            "text": {"$id": "text", "type": "string"},
+        },
+        "properties": {"a": {"$ref": "#/definitions/text"}, "b": {"$ref": "#/definitions/number"}},
+    }
+    assert_agrees_with_jsonschema(schema)
+    assert_agrees_with_jsonschema({**schema, "properties": {"a": {"$ref": "text"}, "b": {"$ref": "number"}}})
+
+
+def test_fragment_references_under_a_urn_base() -> None:
+    schema = {
+        "$id": "urn:example:root",
+        "$defs": {"x": {"type": "string"}},
+        "properties": {"a": {"$ref": "#/$defs/x"}, "b": {"$ref": "urn:example:root#/$defs/x"}},
+    }
+    assert_agrees_with_jsonschema(schema)
+
+
+def test_draft4_id_scopes_references() -> None:
+    schema = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "id": "http://example.com/root.json",
+        "definitions": {"x": {"type": "integer"}},
+        "properties": {
+            "a": {
+                "id": "http://example.com/inner.json",
+                "definitions": {"x": {"type": "string"}},
+                "allOf": [{"$ref": "#/definitions/x"}],
+            },
+            "b": {"$ref": "#/definitions/x"},
+        },
+    }
+    assert_agrees_with_jsonschema(schema, Draft4Validator)
+
+
+def test_references_to_other_documents_are_refused() -> None:
+    schema = {"$id": "http://example.com/root.json", "properties": {"a": {"$ref": "other.json#/x"}}}
+    with pytest.raises(UnsupportedError, match="remote references are not fetched"):
+        compile_schema_ir(schema)
