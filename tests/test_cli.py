@@ -123,6 +123,20 @@ def test_state_bound_error_names_the_flag(runner: CliRunner, tmp_path: Path) -> 
     assert not out.exists()
 
 
+def test_long_string_is_refused_with_its_pointer_and_lenient_warns(runner: CliRunner, tmp_path: Path) -> None:
+    schema = tmp_path / "long.json"
+    schema.write_text(
+        json.dumps({"type": "object", "properties": {"text": {"type": "string", "maxLength": 32767}}})
+    )
+    out = tmp_path / "long.npz"
+    result = runner.invoke(main, ["compile", str(schema), "-o", str(out), "--tokenizer", "none"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "maxLength 32767" in result.output and "#/properties/text/maxLength" in result.output
+    assert "--max-states" in result.output and not out.exists()
+    result = runner.invoke(main, ["compile", str(schema), "--lenient", "-o", str(out), "--tokenizer", "none"])
+    assert result.exit_code == 0 and "ignored keyword 'maxLength'" in result.output and out.exists()
+
+
 def test_failed_compile_keeps_the_previous_artifact(runner: CliRunner, tmp_path: Path) -> None:
     out = compile_regex(runner, tmp_path, "abc")
     before = out.read_bytes()
