@@ -1,10 +1,10 @@
 """Time from regex pattern to minimal DFA, moonmaskc beside interegular, in one run.
 
-Takes: nothing (or ``--repeat N``, ``--json PATH``, ``--in-blocks``). Hands on: a rich table per pattern with the
-median time of moonmaskc (parse + NFA + DFA + minimisation, and the parse alone) and of
-interegular (parse + FSM construction + reduce), their ratio, and state counts. The engines run in
-turns (see ``time_engines``; ``--in-blocks`` for one engine after the other). interegular comes
-with the ``bench`` extra; without it only moonmaskc's columns are filled.
+Takes: nothing (or ``--repeat N``, ``--json PATH``, ``--in-blocks``). Hands on: a rich table per
+pattern with the median time of moonmaskc (parse + NFA + DFA + minimisation, and the parse alone)
+and of interegular (parse + FSM construction + reduce), their ratio, and state counts. The engines
+run in turns (see ``time_engines``; ``--in-blocks`` for one engine after the other). interegular
+comes with the ``bench`` extra; without it only moonmaskc's columns are filled.
 
     python benchmarks/regex_compile.py --repeat 5
 """
