@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from jsonschema import Draft4Validator, Draft202012Validator
+from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
 
 from moonmaskc.dfa import compile_ir
 from moonmaskc.errors import UnsupportedError
@@ -39,6 +39,7 @@ def assert_agrees_with_jsonschema(schema: dict[str, Any], validator: Any = Draft
 
 def test_a_reference_inside_an_embedded_resource_resolves_in_that_resource() -> None:
     schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "http://example.com/root.json",
         "$defs": {"x": {"type": "integer"}},
         "properties": {
@@ -112,3 +113,32 @@ def test_references_to_other_documents_are_refused() -> None:
     schema = {"$id": "http://example.com/root.json", "properties": {"a": {"$ref": "other.json#/x"}}}
     with pytest.raises(UnsupportedError, match="remote references are not fetched"):
         compile_schema_ir(schema)
+
+
+def _id_beside_ref(draft: str | None) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "$id": "http://example.com/root.json",
+        "definitions": {"x": {"type": "integer"}},
+        "properties": {
+            "a": {
+                "$id": "http://example.com/a.json",
+                "definitions": {"x": {"type": "string"}},
+                "$ref": "#/definitions/x",
+            },
+            "b": {"$ref": "#/definitions/x"},
+        },
+    }
+    return schema if draft is None else {"$schema": draft, **schema}
+
+
+def test_an_id_beside_a_ref_follows_the_declared_draft() -> None:
+    """Draft-07 ignores an ``$id`` next to ``$ref`` (a resolves in the root: integer); 2020-12
+    resolves the ``$ref`` against it (a is a string)."""
+    assert_agrees_with_jsonschema(_id_beside_ref("http://json-schema.org/draft-07/schema#"), Draft7Validator)
+    assert_agrees_with_jsonschema(_id_beside_ref("https://json-schema.org/draft/2020-12/schema"))
+
+
+def test_an_id_beside_a_ref_without_a_declared_draft_is_refused() -> None:
+    with pytest.raises(UnsupportedError, match=r"\$id beside \$ref.*declare the draft") as caught:
+        compile_schema_ir(_id_beside_ref(None))
+    assert "#/properties/a" in str(caught.value)

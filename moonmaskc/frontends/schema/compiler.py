@@ -80,9 +80,9 @@ class _Walk:
     flags: _Flags = field(default_factory=_Flags)
 
     def __post_init__(self) -> None:
-        self.resolver = RefResolver(self.root)
         declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""
         self.old_draft = any(d in str(declared) for d in _OLD_DRAFTS)
+        self.resolver = RefResolver(self.root, self.old_draft if declared else None)
         self._universes: dict[int, ir.Node] = {}
         self._dfas: dict[ir.Node, DFA] = {}
         self._shared: dict[ir.Node, ir.Automaton] = {}
@@ -212,10 +212,12 @@ class _Walk:
             if self.old_draft or len(clean) == 1:
                 return self.reference(clean["$ref"], where)
             rest = {k: v for k, v in clean.items() if k != "$ref"}
-            return self.all_of([{"$ref": clean["$ref"]}, rest], where)
+            return self.all_of([{"$ref": clean["$ref"]}, rest], where, [where, where])
         if "allOf" in clean:
             rest = {k: v for k, v in clean.items() if k != "allOf"}
-            return self.all_of([rest, *clean["allOf"]], where)
+            branches = clean["allOf"]
+            wheres = [where, *(pointer_child(where, "allOf", i) for i in range(len(branches)))]
+            return self.all_of([rest, *branches], where, wheres)
         return self.combined(clean, where)
 
     def clean(self, schema: dict[str, Any], where: str) -> dict[str, Any]:
@@ -338,11 +340,16 @@ class _Walk:
 
     # ------------------------------------------------------------------ combinators
 
-    def flatten(self, schemas: list[Any], where: str, pushed: list[str]) -> list[Any] | None:
-        """allOf branches with top-level refs resolved and nested allOf spread out (None: a ref cut)."""
+    def flatten(
+        self, schemas: list[Any], where: str, pushed: list[str], wheres: list[str] | None = None
+    ) -> list[Any] | None:
+        """allOf branches with top-level refs resolved and nested allOf spread out (None: a ref cut).
+        ``wheres``: where each schema stands in the document, when they are not ``where``'s allOf
+        (a schema split into its own keywords and its allOf, say): $ref resolution needs the base
+        URI in scope there, and errors name the place."""
         out: list[Any] = []
         for i, schema in enumerate(schemas):
-            branch_where = pointer_child(where, "allOf", i)
+            branch_where = wheres[i] if wheres is not None else pointer_child(where, "allOf", i)
             while (
                 isinstance(schema, dict) and "$ref" in schema and not ("enum" in schema or "const" in schema)
             ):
@@ -352,7 +359,7 @@ class _Walk:
                     break
                 siblings = {} if self.old_draft else {k: v for k, v in clean.items() if k != "$ref"}
                 if siblings:
-                    out.extend(self.flatten([siblings], branch_where, pushed) or [False])
+                    out.extend(self.flatten([siblings], branch_where, pushed, [branch_where]) or [False])
                 target_pointer, schema = self.resolver.resolve(clean["$ref"], branch_where)
                 if (self.ref_stack + pushed).count(target_pointer) >= self.limits.max_depth:
                     self.refs_cut[target_pointer] = None
@@ -371,9 +378,9 @@ class _Walk:
             out.append(schema)
         return out
 
-    def all_of(self, schemas: list[Any], where: str) -> ir.Node:
+    def all_of(self, schemas: list[Any], where: str, wheres: list[str] | None = None) -> ir.Node:
         pushed: list[str] = []
-        branches = self.flatten(schemas, where, pushed)
+        branches = self.flatten(schemas, where, pushed, wheres)
         if branches is None:
             return ir.NOTHING
         merged: Any = True
@@ -437,9 +444,10 @@ class _Walk:
         return self.typed(schema, where)
 
     def with_base(self, base: dict[str, Any], branch: Any, where: str) -> ir.Node:
+        """``branch`` (at ``where``, an anyOf / oneOf item) with the rest of its parent schema."""
         if not base:
             return self.node(branch, where)
-        return self.all_of([base, branch], where)
+        return self.all_of([base, branch], where, [_parent_schema(where), where])
 
     @contextmanager
     def bounded_subwalk(self) -> Iterator[_Flags]:
@@ -486,8 +494,10 @@ class _Walk:
         negated = self.complement(condition, pointer_child(where, "if"), "if")
         if negated is None:
             return self.typed(base, where)
-        taken = self.all_of([base, condition, then], where)
-        not_taken = self.all_of([base, otherwise], where)
+        taken = self.all_of(
+            [base, condition, then], where, [where, pointer_child(where, "if"), pointer_child(where, "then")]
+        )
+        not_taken = self.all_of([base, otherwise], where, [where, pointer_child(where, "else")])
         if not is_empty_node(not_taken):
             not_taken_dfa = self.dfa(not_taken)
             not_taken = self.derived(
@@ -534,7 +544,7 @@ class _Walk:
     def branch_view(self, base: dict[str, Any], branch: Any, where: str) -> Any:
         """The merged schema of a branch, for disjointness proofs (refs resolved one level)."""
         try:
-            flat = self.flatten([base, branch], where, [])
+            flat = self.flatten([base, branch], where, [], [_parent_schema(where), where])
         except UnsupportedError:
             return True
         if flat is None:
@@ -915,6 +925,11 @@ def _surely_disjoint(a: Any, b: Any, walk: _Walk, depth: int = 0) -> bool:
         if _surely_disjoint(pa, pb, walk, depth + 1):
             return True
     return False
+
+
+def _parent_schema(where: str) -> str:
+    """The schema holding the anyOf / oneOf item at ``where`` (``#/a/anyOf/2`` -> ``#/a``)."""
+    return where.rsplit("/", 2)[0]
 
 
 def _resolved(schema: Any, walk: _Walk) -> Any:

@@ -24,8 +24,13 @@ def pointer_child(pointer: str, *parts: str | int) -> str:
 
 
 class RefResolver:
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: Any, ref_overrides_siblings: bool | None = None) -> None:
+        """``ref_overrides_siblings``: whether an ``$id`` beside a ``$ref`` is ignored (draft-07 and
+        older: ``True``) or sets the base the ``$ref`` resolves against (later drafts: ``False``);
+        ``None`` when the document declares no draft, where such an ``$id`` is refused when a
+        reference depends on it."""
         self.root = root
+        self.ref_overrides_siblings = ref_overrides_siblings
         self.anchors: dict[str, tuple[str, Any]] = {}
         self.ids: dict[str, tuple[str, Any]] = {}  # absolute resource URI -> (pointer, schema)
         self.duplicate_anchors: set[str] = set()
@@ -44,6 +49,8 @@ class RefResolver:
             if isinstance(anchor, str):
                 self._add_anchor(anchor, pointer, node)
             ident = _own_id(node)
+            if ident is not None and "$ref" in node and self.ref_overrides_siblings:
+                ident = None
             if ident is not None and ident.startswith("#"):
                 if len(ident) > 1:
                     self._add_anchor(ident[1:], pointer, node)
@@ -65,7 +72,7 @@ class RefResolver:
 
     def base_at(self, where: str) -> str:
         """The base URI in scope at the schema that ``where`` points to."""
-        base, node = self.root_base, self.root
+        base, node, pointer = self.root_base, self.root, "#"
         for raw in where.removeprefix("#").split("/")[1:]:
             part = raw.replace("~1", "/").replace("~0", "~")
             if isinstance(node, dict) and part in node:
@@ -74,8 +81,18 @@ class RefResolver:
                 node = node[int(part)]
             else:
                 break
+            pointer = pointer_child(pointer, part)
             ident = _own_id(node)
-            if ident is not None and not ident.startswith("#"):
+            if ident is None or ident.startswith("#"):
+                continue
+            if "$ref" in node and self.ref_overrides_siblings is None:
+                raise UnsupportedError(
+                    "$id beside $ref",
+                    "draft-07 and older ignore it, later drafts resolve the $ref against it; "
+                    "declare the draft with $schema",
+                    where=pointer,
+                )
+            if "$ref" not in node or not self.ref_overrides_siblings:
                 base = _joined(base, ident)
         return base
 
