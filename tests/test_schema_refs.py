@@ -142,3 +142,22 @@ def test_an_id_beside_a_ref_without_a_declared_draft_is_refused() -> None:
     with pytest.raises(UnsupportedError, match=r"\$id beside \$ref.*declare the draft") as caught:
         compile_schema_ir(_id_beside_ref(None))
     assert "#/properties/a" in str(caught.value)
+
+
+def test_draft4_reads_id_and_not_dollar_id() -> None:
+    """JSONSchemaStore's cryproj.json shape: a draft-04 document whose subschemas carry ``$id``,
+    which draft-04 does not know; its references resolve in the root document."""
+    schema = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "id": "https://example.com/root",
+        "definitions": {"x": {"type": "string"}},
+        "properties": {
+            "a": {"$id": "/properties/a", "properties": {"inner": {"$ref": "#/definitions/x"}}},
+            "b": {"$ref": "#/definitions/x"},
+        },
+    }
+    dfa = compile_ir(compile_schema_ir(schema).node)
+    checker = Draft4Validator(schema)
+    for instance in [{"a": {"inner": "x"}, "b": "y"}, {"a": {"inner": 1}}, {"b": 2}, {"a": {}}]:
+        text = json.dumps(instance, separators=(",", ":")).encode()
+        assert dfa.accepts(text) == checker.is_valid(instance), instance

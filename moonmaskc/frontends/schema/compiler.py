@@ -82,7 +82,10 @@ class _Walk:
     def __post_init__(self) -> None:
         declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""
         self.old_draft = any(d in str(declared) for d in _OLD_DRAFTS)
-        self.resolver = RefResolver(self.root, self.old_draft if declared else None)
+        id_keywords = ("id",) if any(d in str(declared) for d in ("draft-04", "draft-03")) else ("$id",)
+        self.resolver = RefResolver(
+            self.root, self.old_draft if declared else None, id_keywords if declared else ("$id", "id")
+        )
         self._universes: dict[int, ir.Node] = {}
         self._dfas: dict[ir.Node, DFA] = {}
         self._shared: dict[ir.Node, ir.Automaton] = {}

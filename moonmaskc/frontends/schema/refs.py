@@ -24,17 +24,24 @@ def pointer_child(pointer: str, *parts: str | int) -> str:
 
 
 class RefResolver:
-    def __init__(self, root: Any, ref_overrides_siblings: bool | None = None) -> None:
+    def __init__(
+        self,
+        root: Any,
+        ref_overrides_siblings: bool | None = None,
+        id_keywords: tuple[str, ...] = ("$id", "id"),
+    ) -> None:
         """``ref_overrides_siblings``: whether an ``$id`` beside a ``$ref`` is ignored (draft-07 and
         older: ``True``) or sets the base the ``$ref`` resolves against (later drafts: ``False``);
         ``None`` when the document declares no draft, where such an ``$id`` is refused when a
-        reference depends on it."""
+        reference depends on it. ``id_keywords``: what names a schema's base URI, ``id`` up to
+        draft-04, ``$id`` since draft-06 (either when no draft is declared)."""
         self.root = root
         self.ref_overrides_siblings = ref_overrides_siblings
+        self.id_keywords = id_keywords
         self.anchors: dict[str, tuple[str, Any]] = {}
         self.ids: dict[str, tuple[str, Any]] = {}  # absolute resource URI -> (pointer, schema)
         self.duplicate_anchors: set[str] = set()
-        root_id = _own_id(root)
+        root_id = self._own_id(root)
         self.root_base = _joined("", root_id) if root_id and not root_id.startswith("#") else ""
         self._index(root, "#", self.root_base)
 
@@ -48,7 +55,7 @@ class RefResolver:
             anchor = node.get("$anchor")
             if isinstance(anchor, str):
                 self._add_anchor(anchor, pointer, node)
-            ident = _own_id(node)
+            ident = self._own_id(node)
             if ident is not None and "$ref" in node and self.ref_overrides_siblings:
                 ident = None
             if ident is not None and ident.startswith("#"):
@@ -64,6 +71,16 @@ class RefResolver:
         elif isinstance(node, list):
             for i, value in enumerate(node):
                 self._index(value, pointer_child(pointer, i), base)
+
+    def _own_id(self, node: Any) -> str | None:
+        """A schema's ``$id`` (or draft-04 ``id``) when it is a string."""
+        if not isinstance(node, dict):
+            return None
+        for keyword in self.id_keywords:
+            ident = node.get(keyword)
+            if isinstance(ident, str):
+                return ident
+        return None
 
     @property
     def has_embedded_resources(self) -> bool:
@@ -82,7 +99,7 @@ class RefResolver:
             else:
                 break
             pointer = pointer_child(pointer, part)
-            ident = _own_id(node)
+            ident = self._own_id(node)
             if ident is None or ident.startswith("#"):
                 continue
             if "$ref" in node and self.ref_overrides_siblings is None:
@@ -125,14 +142,6 @@ class RefResolver:
                 )
             pointer = pointer_child(pointer, part)
         return pointer, node
-
-
-def _own_id(node: Any) -> str | None:
-    """A schema's ``$id`` (or draft-04 ``id``) when it is a string."""
-    if not isinstance(node, dict):
-        return None
-    ident = node.get("$id", node.get("id"))
-    return ident if isinstance(ident, str) else None
 
 
 def _joined(base: str, reference: str) -> str:
