@@ -213,6 +213,11 @@ def test_fullmatch_agrees_with_python_re_on_random_patterns() -> None:
 )
 @given(patterns(), st.integers(0, 2**32 - 1))
 def check_search(pattern: Pattern, seed: int) -> None:
+    search_agrees_with_python(pattern, seed)
+
+
+def search_agrees_with_python(pattern: Pattern, seed: int) -> None:
+    """``parse_search``'s DFA against ``re.search`` on strings near the pattern's language."""
     compiled = compile_python(pattern.text)
     if compiled is None:
         with pytest.raises(SourceError):
@@ -250,16 +255,7 @@ def anchored_alternations(draw: st.DrawFn) -> Pattern:
 )
 @given(anchored_alternations(), st.integers(0, 2**32 - 1))
 def check_search_alternations(pattern: Pattern, seed: int) -> None:
-    compiled = compile_python(pattern.text)
-    if compiled is None:
-        with pytest.raises(SourceError):
-            parse_search(pattern.text, flavor="python")
-        return
-    dfa = compile_ir(parse_search(pattern.text, flavor="python"))
-    rng = random.Random(seed)
-    for data in candidate_strings(dfa, pattern.alphabet, rng, 24):
-        assert dfa.accepts(data) == python_verdict(compiled, data, search=True), (pattern.text, data)
-        Counter.pairs += 1
+    search_agrees_with_python(pattern, seed)
 
 
 def test_search_with_anchors_per_alternative_agrees_with_python_re_search() -> None:
