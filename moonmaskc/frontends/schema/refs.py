@@ -44,6 +44,8 @@ class RefResolver:
         root_id = self._own_id(root)
         self.root_base = _joined("", root_id) if root_id and not root_id.startswith("#") else ""
         self._index(root, "#", self.root_base)
+        # Whether a schema below the root has a base URI of its own.
+        self.has_embedded_resources = any(pointer != "#" for pointer, _ in self.ids.values())
 
     def _add_anchor(self, name: str, pointer: str, node: Any) -> None:
         if name in self.anchors and self.anchors[name][0] != pointer:
@@ -55,9 +57,7 @@ class RefResolver:
             anchor = node.get("$anchor")
             if isinstance(anchor, str):
                 self._add_anchor(anchor, pointer, node)
-            ident = self._own_id(node)
-            if ident is not None and "$ref" in node and self.ref_overrides_siblings:
-                ident = None
+            ident = self._effective_id(node)
             if ident is not None and ident.startswith("#"):
                 if len(ident) > 1:
                     self._add_anchor(ident[1:], pointer, node)
@@ -82,10 +82,12 @@ class RefResolver:
                 return ident
         return None
 
-    @property
-    def has_embedded_resources(self) -> bool:
-        """Whether a schema below the root has its own ``$id`` (a base URI of its own)."""
-        return any(pointer != "#" for pointer, _ in self.ids.values())
+    def _effective_id(self, node: Any) -> str | None:
+        """``_own_id``, unless a ``$ref`` beside it overrides it (draft-07 and older)."""
+        ident = self._own_id(node)
+        if ident is not None and "$ref" in node and self.ref_overrides_siblings:
+            return None
+        return ident
 
     def base_at(self, where: str) -> str:
         """The base URI in scope at the schema that ``where`` points to."""
@@ -99,7 +101,7 @@ class RefResolver:
             else:
                 break
             pointer = pointer_child(pointer, part)
-            ident = self._own_id(node)
+            ident = self._effective_id(node)
             if ident is None or ident.startswith("#"):
                 continue
             if "$ref" in node and self.ref_overrides_siblings is None:
@@ -109,8 +111,7 @@ class RefResolver:
                     "declare the draft with $schema",
                     where=pointer,
                 )
-            if "$ref" not in node or not self.ref_overrides_siblings:
-                base = _joined(base, ident)
+            base = _joined(base, ident)
         return base
 
     def resolve(self, ref: str, where: str) -> tuple[str, Any]:
