@@ -8,11 +8,13 @@ are 0.
 The direct way looks up every token's class in every row (rows x vocabulary cells). Real
 vocabularies put most tokens in a few big classes (on JSON automata: letters, digits, spaces), and
 rows agree on those far more often than on the rest, so the masks are built in two parts:
-- the big classes: the distinct patterns the rows take over them are packed once each, the direct
-  way, and every row starts from its pattern's mask;
+- the big classes: each distinct pattern the rows take over them is the or of those classes'
+  packed masks; classes hold disjoint tokens, so the or is a sum, and all patterns come out of one
+  float64 matrix product (pattern x class times class x word; every sum is an integer below
+  2**32, exact in float64), and every row starts from its pattern's mask;
 - the other tokens (the small classes): each row's bits for them, weighted by their place in their
   word and or-ed into that word, in layers so that no word is written twice at once.
-How many classes count as big is chosen per table, by the cells each choice would touch.
+How many classes count as big is chosen per table, by the work each choice would take.
 
 Only numpy is imported here: the runtime checks loaded tables with it.
 """
@@ -22,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 CELLS_PER_CHUNK = 1 << 19
-BIG_CLASS_CHOICES = (8, 16, 32, 64, 128, 256)
-SMALL_TOKEN_COST = 4
+BIG_CLASS_CHOICES = (8, 16, 32, 64, 128, 256, 512)
+SMALL_TOKEN_COST = 64  # a small-token cell in multiply-adds of the product (timed: 16 to 256 all close)
 
 
 def packed_masks(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.ndarray:
@@ -37,12 +39,13 @@ def packed_masks(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.nda
         return np.zeros((rows, words), dtype=np.uint32)
     sizes = np.bincount(token_class, minlength=classes)
     by_size = np.argsort(-sizes, kind="stable")
-    big = _big_classes(allowed_classes, sizes, by_size, vocab_size)
+    big = _big_classes(allowed_classes, sizes, by_size, words)
     is_big = np.zeros(classes, dtype=bool)
     is_big[big] = True
     if len(big):
         first_row, pattern_of_row = distinct_rows(allowed_classes[:, big])
-        masks = _direct(allowed_classes[first_row] & is_big, token_class, words)[pattern_of_row]
+        class_masks = _class_masks(token_class, classes, big, words)
+        masks = _summed_masks(allowed_classes[np.ix_(first_row, big)], class_masks)[pattern_of_row]
     else:
         masks = np.zeros((rows, words), dtype=np.uint32)
     small_tokens = np.flatnonzero(~is_big[token_class])
@@ -52,21 +55,50 @@ def packed_masks(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.nda
 
 
 def _big_classes(
-    allowed_classes: np.ndarray, sizes: np.ndarray, by_size: np.ndarray, vocab_size: int
+    allowed_classes: np.ndarray, sizes: np.ndarray, by_size: np.ndarray, words: int
 ) -> np.ndarray:
-    """The biggest classes, as many as make the least work: distinct patterns x vocabulary cells
-    for the big part, rows x tokens left for the rest (each such cell costs several times more)."""
+    """The biggest classes, as many as make the least work: distinct patterns x big classes x
+    words for the big part (multiply-adds), rows x tokens left for the rest (each such cell costs
+    far more)."""
     rows = len(allowed_classes)
+    vocab_size = int(sizes.sum())
     covered = np.concatenate([[0], np.cumsum(sizes[by_size])])
-    best, best_cost = 0, rows * vocab_size
+    best, best_cost = 0, SMALL_TOKEN_COST * rows * vocab_size
     for count in BIG_CLASS_CHOICES:
         if count > len(by_size):
-            continue
-        cost = len(distinct_rows(allowed_classes[:, by_size[:count]])[0]) * vocab_size
-        cost += SMALL_TOKEN_COST * rows * (vocab_size - int(covered[count]))
+            count = len(by_size)
+        patterns = len(distinct_rows(allowed_classes[:, by_size[:count]])[0])
+        cost = patterns * count * words + SMALL_TOKEN_COST * rows * (vocab_size - int(covered[count]))
         if cost < best_cost:
             best, best_cost = count, cost
+        if count == len(by_size):
+            break
     return by_size[:best]
+
+
+def _class_masks(token_class: np.ndarray, classes: int, chosen: np.ndarray, words: int) -> np.ndarray:
+    """float64[len(chosen), words]: the packed mask of each chosen class (the bits of its tokens),
+    each word as an exact float (a word is a sum of distinct powers of two below 2**32)."""
+    position = np.full(classes, -1, dtype=np.intp)
+    position[chosen] = np.arange(len(chosen))
+    member = position[token_class]
+    tokens = np.flatnonzero(member >= 0)
+    keys = member[tokens] * words + (tokens >> 5)
+    bits = np.ldexp(1.0, (tokens & 31).astype(np.int32))
+    return np.bincount(keys, weights=bits, minlength=len(chosen) * words).reshape(len(chosen), words)
+
+
+def _summed_masks(allowed: np.ndarray, class_masks: np.ndarray) -> np.ndarray:
+    """uint32[patterns, words]: the or of the masks of the classes each pattern allows. Classes
+    hold disjoint tokens, so the or is a sum, computed as one float matrix product: every partial
+    sum is an integer below 2**32, exact in float64 whatever the order of the additions."""
+    patterns, words = len(allowed), class_masks.shape[1]
+    out = np.empty((patterns, words), dtype=np.uint32)
+    step = max(1, CELLS_PER_CHUNK // max(words, 1))
+    for first in range(0, patterns, step):
+        chunk = allowed[first : first + step].astype(np.float64)
+        out[first : first + step] = chunk @ class_masks
+    return out
 
 
 def distinct_rows(allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -76,22 +108,6 @@ def distinct_rows(allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
     _, first_row, inverse = np.unique(keys, return_index=True, return_inverse=True)
     return first_row, inverse.ravel()
-
-
-def _direct(allowed_classes: np.ndarray, token_class: np.ndarray, words: int) -> np.ndarray:
-    """Every token's class looked up in every row, packed (chunks bound the temporaries); the
-    padding bits read an extra class that no row allows."""
-    rows, classes = allowed_classes.shape
-    allowed = np.zeros((rows, classes + 1), dtype=bool)
-    allowed[:, :classes] = allowed_classes
-    padded_class = np.full(words * 32, classes, dtype=np.intp)
-    padded_class[: len(token_class)] = token_class
-    out = np.empty((rows, words), dtype=np.uint32)
-    step = max(1, CELLS_PER_CHUNK // (words * 32))
-    for first in range(0, rows, step):
-        chunk = np.take(allowed[first : first + step], padded_class, axis=1)
-        out[first : first + step] = np.packbits(chunk, axis=1, bitorder="little").view("<u4")
-    return out
 
 
 def _or_small_tokens(

@@ -322,7 +322,28 @@ def test_packed_masks_equal_the_token_by_token_definition(inputs: tuple[np.ndarr
     assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
     chosen = token_masks._big_classes
     try:
-        token_masks._big_classes = lambda allowed, sizes, by_size, vocab_size: by_size[:big_count]
+        token_masks._big_classes = lambda allowed, sizes, by_size, words: by_size[:big_count]
         assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
     finally:
         token_masks._big_classes = chosen
+
+
+def test_packed_masks_of_a_large_vocabulary_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vocabulary of real size with skewed classes: the big part (a float matrix product whose
+    words reach 2**32 - 1 in the row that allows everything) and the small part agree with the
+    definition, in one chunk and in chunks of three patterns."""
+    import moonmaskc.token_masks as token_masks
+
+    rng = np.random.default_rng(7)
+    classes, vocab_size = 300, 70_001
+    token_class = np.minimum(rng.zipf(1.3, vocab_size) - 1, classes - 1)
+    allowed = rng.random((40, classes)) < 0.5
+    allowed[0] = True
+    allowed[1] = False
+    padded = np.zeros((len(allowed), (vocab_size + 31) // 32 * 32), dtype=bool)
+    padded[:, :vocab_size] = allowed[:, token_class]
+    expected = np.packbits(padded, axis=1, bitorder="little").view("<u4")
+    assert (expected[0, :-1] == 0xFFFFFFFF).all()
+    assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
+    monkeypatch.setattr(token_masks, "CELLS_PER_CHUNK", 3 * expected.shape[1])
+    assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
