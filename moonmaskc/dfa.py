@@ -590,31 +590,45 @@ def _completion_lengths(
     distinct live predecessors of every state (``_Tables.predecessors``).
 
     Shortest: breadth-first backwards from the accepting states (-1 where acceptance is out of
-    reach). Longest (meaningful once the DFA is pruned): Kahn's algorithm backwards from the states
-    without live successors, -1 where a cycle is reachable and completions are unbounded.
+    reach). Longest (meaningful once the DFA is pruned): the longest path of live edges, -1 where
+    a cycle is reachable and completions are unbounded, and for the dead state.
     """
     n = len(predecessors)
-    pending = [0] * n  # distinct live successors not yet settled
-    for sources in predecessors:
-        for source in sources:
-            pending[source] += 1
-    shortest = _backward_breadth_first(predecessors, accepting)
-    longest = [-1] * n
-    ready = [s for s in range(1, n) if not pending[s]]
-    for s in ready:
-        longest[s] = 0
-    for t in ready:  # grows while it is walked
-        step = longest[t] + 1
+    longest = _longest_paths(predecessors, [0] * n, range(1, n))
+    if n:
+        longest[0] = -1
+    return _backward_breadth_first(predecessors, accepting), longest
+
+
+def _longest_paths(
+    predecessors: Sequence[Sequence[int]], block_of: Sequence[int], walked: Iterable[int]
+) -> list[int]:
+    """For each state of ``walked`` (which must hold, with a state, every state of its block), the
+    length of the longest path of live edges from it that never leaves its block, -1 when a cycle
+    inside the block is in reach; 0 for the states not walked. Kahn's algorithm, backwards from
+    the states without a successor in their block."""
+    walked = list(walked)
+    pending = [0] * len(predecessors)  # distinct successors in the block not yet settled
+    for t in walked:
+        b = block_of[t]
         for s in predecessors[t]:
-            if longest[s] < step:
-                longest[s] = step
-            pending[s] -= 1
-            if not pending[s]:
-                ready.append(s)
-    for s in range(1, n):
+            if block_of[s] == b:
+                pending[s] += 1
+    longest = [0] * len(predecessors)
+    ready = [s for s in walked if not pending[s]]
+    for t in ready:  # grows while it is walked
+        b, step = block_of[t], longest[t] + 1
+        for s in predecessors[t]:
+            if block_of[s] == b:
+                if longest[s] < step:
+                    longest[s] = step
+                pending[s] -= 1
+                if not pending[s]:
+                    ready.append(s)
+    for s in walked:
         if pending[s]:
             longest[s] = -1
-    return shortest, longest
+    return longest
 
 
 def _longest_words(tables: _Tables) -> list[int]:
@@ -643,11 +657,11 @@ def _seed_partition(tables: _Tables) -> list[int]:
     refined: dict[tuple[int, int], int] = {}
     return [
         refined.setdefault(key, len(refined))
-        for key in zip(block_of, _longest_stays(tables.groups, tables.predecessors, block_of), strict=True)
+        for key in zip(block_of, _longest_stays(tables.predecessors, block_of), strict=True)
     ]
 
 
-def _longest_stays(groups: list[Groups], predecessors: list[list[int]], block_of: list[int]) -> list[int]:
+def _longest_stays(predecessors: list[list[int]], block_of: list[int]) -> list[int]:
     """For each state of a block with more than one state, the length of the longest path of live
     edges that never leaves its block (-1 when a cycle inside the block is in reach; 0 for the
     states of single-state blocks). When the blocks only join states that equivalent states never
@@ -658,28 +672,7 @@ def _longest_stays(groups: list[Groups], predecessors: list[list[int]], block_of
     size = [0] * len(block_of)
     for b in block_of:
         size[b] += 1
-    shared = [s for s, b in enumerate(block_of) if size[b] > 1]
-    pending = [0] * len(groups)  # successors inside the block not yet settled
-    for s in shared:
-        b = block_of[s]
-        for _, t in groups[s]:
-            if block_of[t] == b:
-                pending[s] += 1
-    stay = [0] * len(groups)
-    ready = [s for s in shared if not pending[s]]
-    for t in ready:  # grows while it is walked: Kahn's algorithm backwards within each block
-        b, step = block_of[t], stay[t] + 1
-        for s in predecessors[t]:
-            if block_of[s] == b:
-                if stay[s] < step:
-                    stay[s] = step
-                pending[s] -= 1
-                if not pending[s]:
-                    ready.append(s)
-    for s in shared:
-        if pending[s]:
-            stay[s] = -1
-    return stay
+    return _longest_paths(predecessors, block_of, (s for s, b in enumerate(block_of) if size[b] > 1))
 
 
 def _refined_by_successors(tables: _Tables, block_of: list[int], max_checks: int) -> tuple[list[int], bool]:

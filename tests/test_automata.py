@@ -206,6 +206,40 @@ def test_seed_partition_keeps_equivalent_states_together(node: ir.Node) -> None:
         assert seed[first] == seed[other]
 
 
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(ir_nodes())
+def test_completion_lengths_against_a_walk_of_the_dense_table(node: ir.Node) -> None:
+    """Shortest and longest completion of every state, against a recursive walk of the dense
+    table: the longest is -1 where a cycle is in reach (and for the dead state), else one more
+    than the longest of the successors (0 with none)."""
+    tables = dfa_module._subset_tables(build_nfa(node), Limits())
+    dfa = tables.to_dfa(merge_columns=False)
+    successors = [sorted({int(t) for t in row if t}) for row in dfa.transitions]
+    shortest, longest = dfa_module._completion_lengths(tables.predecessors, tables.accepting)
+
+    @cache
+    def longest_from(state: int, on_path: frozenset[int]) -> int:
+        if state in on_path:
+            return -1
+        lengths = [longest_from(t, on_path | {state}) for t in successors[state]]
+        return -1 if -1 in lengths else max(lengths, default=-1) + 1
+
+    def shortest_from(state: int) -> int:
+        frontier, seen, steps = {state}, {state}, 0
+        while frontier:
+            if any(dfa.accepting[s] for s in frontier):
+                return steps
+            frontier = {t for s in frontier for t in successors[s]} - seen
+            seen |= frontier
+            steps += 1
+        return -1
+
+    for state in range(1, dfa.num_states):
+        assert longest[state] == longest_from(state, frozenset())
+        assert shortest[state] == shortest_from(state)
+    assert longest[0] == -1
+
+
 def test_seed_partition_tells_a_chain_apart_in_one_pass() -> None:
     """The states of ``[a-z]{2,24}`` after a loop that keeps them all alive agree on acceptance,
     completion lengths and live classes; their longest stays in that block tell them apart, so
