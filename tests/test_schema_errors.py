@@ -13,8 +13,6 @@ from moonmaskc.frontends.schema.keywords import REFUSED
 from moonmaskc.limits import Limits
 
 REFUSED_EXAMPLES = {
-    "patternProperties": {"^a": {"type": "integer"}},
-    "propertyNames": {"maxLength": 3},
     "dependentRequired": {"a": ["b"]},
     "dependentSchemas": {"a": {"required": ["b"]}},
     "dependencies": {"a": ["b"]},
@@ -48,13 +46,13 @@ def test_refused_keyword_names_keyword_and_pointer(keyword: str) -> None:
 def test_lenient_lists_every_ignored_keyword() -> None:
     schema = {
         "type": "object",
-        "patternProperties": {"x": {}},
+        "dependentRequired": {"a": ["b"]},
         "properties": {"a": {"type": "array", "contains": {"type": "string"}, "uniqueItems": True}},
     }
     result = compile_schema_ir(schema, lenient=True)
     ignored = result.notes["ignored_keywords"]
     assert len(ignored) == 3
-    assert any("'patternProperties' at #:" in w for w in ignored)
+    assert any("'dependentRequired' at #:" in w for w in ignored)
     assert any("'contains' at #/properties/a" in w for w in ignored)
     assert any("'uniqueItems' at #/properties/a" in w for w in ignored)
 
@@ -219,3 +217,31 @@ def test_an_automaton_past_the_bound_during_the_walk_names_the_costly_length_bou
         f"maxLength 150 at #/properties/plain/maxLength (at least {_string_states_needed(150)} states)"
         in str(caught.value)
     )
+
+
+def test_a_pattern_property_that_cannot_be_compiled_names_its_pattern() -> None:
+    """A lookahead in one pattern of patternProperties: strict refuses it naming the keyword and
+    the pattern's pointer; lenient drops that pattern only (its keys fall to the others and to
+    additionalProperties) with a warning."""
+    schema = {
+        "type": "object",
+        "patternProperties": {"^(?=a)": {"type": "integer"}, "^b": {"type": "null"}},
+        "additionalProperties": False,
+    }
+    with pytest.raises(UnsupportedError) as caught:
+        compile_schema_ir(schema)
+    assert "patternProperties" in str(caught.value) and "#/patternProperties/^(?=a)" in str(caught.value)
+    result = compile_schema_ir(schema, lenient=True)
+    assert any("'patternProperties' at #/patternProperties/^(?=a)" in w for w in result.warnings)
+    dfa = compile_ir(result.node)
+    assert dfa.accepts(b'{"b":null}') and not dfa.accepts(b'{"a":1}')
+
+
+def test_pattern_properties_that_overlap_in_many_ways_meet_the_state_bound() -> None:
+    """Ten unanchored one-letter patterns split the undeclared keys into every combination that
+    some key matches; past --max-states that is a LimitError naming the keyword's place."""
+    schema = {"type": "object", "patternProperties": {letter: {"type": "integer"} for letter in "abcdefghij"}}
+    with pytest.raises(LimitError) as caught:
+        compile_schema_ir(schema, limits=Limits(max_states=2000))
+    assert caught.value.bound == "max_states" and "patternProperties at #" in str(caught.value)
+    assert "--max-states" in str(caught.value)

@@ -91,6 +91,30 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "not_one_property": {"not": {"properties": {"k": {"type": "integer"}}, "required": ["k"]}},
     "anchor": {"$defs": {"x": {"$anchor": "small", "maximum": 3, "type": "integer"}}, "$ref": "#small"},
+    "pattern_properties": {
+        "properties": {"a": {"type": "integer", "maximum": 5}, "k": {"type": ["string", "null"]}},
+        "patternProperties": {"^[ab]": INT, "[bc]": {"minimum": 0}, "^x$": False},
+        "additionalProperties": {"type": ["null", "array"]},
+    },
+    "pattern_properties_closed": {
+        "type": "object",
+        "properties": {"v": {}},
+        "required": ["k"],
+        "patternProperties": {"^[a-c]$": {"type": "string", "maxLength": 1}, "k": {"type": "boolean"}},
+        "additionalProperties": False,
+        "maxProperties": 3,
+    },
+    "property_names": {
+        "properties": {"a": INT, "d": {}},
+        "propertyNames": {"pattern": "^[a-c]|k", "maxLength": 1},
+        "additionalProperties": {"type": "boolean"},
+    },
+    "all_of_pattern_properties": {
+        "allOf": [
+            {"properties": {"a": INT, "b": {}, "x": {}}, "additionalProperties": {"type": "null"}},
+            {"patternProperties": {"^[ab]": {"minimum": 1}}, "propertyNames": {"not": {"enum": ["k", "v"]}}},
+        ]
+    },
 }
 
 _text = st.text(alphabet=st.sampled_from(list('ab\\"\n\x01é😀x ')), max_size=4)
@@ -315,3 +339,41 @@ def test_the_walk_never_compiles_the_same_expression_twice(monkeypatch: pytest.M
         )
         repeated = [text[:80] for text, count in Counter(compiled).items() if count > 1]
         assert len(compiled) > 3 and not repeated, (name, repeated)
+
+
+OBJECT_KEY_SCHEMAS = [
+    "pattern_properties",
+    "pattern_properties_closed",
+    "property_names",
+    "all_of_pattern_properties",
+]
+_KEY_POOL = ["a", "b", "c", "d", "k", "v", "x", "ab", "bc", "kk", "é"]
+_VALUE_POOL: list[Any] = [None, True, 0, 1, 6, -1, "", "a", "ab", [], [1]]
+
+
+@pytest.mark.parametrize("name", OBJECT_KEY_SCHEMAS)
+def test_member_keys_by_pattern_and_name_agree_with_jsonschema(name: str) -> None:
+    """patternProperties and propertyNames: every object of at most two members from small key
+    and value pools, and 1,500 of three or four members (fixed seed), serialized in declared
+    order, is accepted exactly when jsonschema says it is valid; both outcomes occur."""
+    import itertools
+    import random
+
+    schema = SCHEMAS[name]
+    validator = Draft202012Validator(schema, format_checker=FormatChecker())
+    objects: list[dict[str, Any]] = [{}]
+    for size in (1, 2):
+        for keys in itertools.permutations(_KEY_POOL, size):
+            for values in itertools.product(_VALUE_POOL, repeat=size):
+                objects.append(dict(zip(keys, values, strict=True)))
+    rng = random.Random(11)
+    for _ in range(1500):
+        keys = rng.sample(_KEY_POOL, rng.choice((3, 4)))
+        objects.append({key: rng.choice(_VALUE_POOL) for key in keys})
+    outcomes = Counter()
+    for value in objects:
+        valid = validator.is_valid(value)
+        text = serialize(declared_order(value, schema, schema))
+        assert _dfa(name).accepts(text.encode("utf-8")) == valid, (text, valid)
+        outcomes[valid] += 1
+    assert outcomes[True] >= 20 and outcomes[False] >= 20, outcomes

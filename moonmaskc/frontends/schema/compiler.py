@@ -32,6 +32,7 @@ from moonmaskc.frontends.schema import canonical
 from moonmaskc.frontends.schema.keywords import COMPILED, REFUSED, is_annotation, likely_typo
 from moonmaskc.frontends.schema.layout import Layout, describe_policy
 from moonmaskc.frontends.schema.merge import merge, type_set
+from moonmaskc.frontends.schema.property_keys import key_regions, matching_patterns
 from moonmaskc.frontends.schema.refs import RefResolver, pointer_child
 from moonmaskc.frontends.schema.sequences import Member, ordered_members, positional_elements
 from moonmaskc.frontends.schema.source import parse_schema_text
@@ -90,6 +91,9 @@ class _Walk:
         self._dfas: dict[ir.Node, DFA] = {}
         self._shared: dict[ir.Node, ir.Automaton] = {}
         self._derived: dict[tuple[str, tuple[int, ...]], tuple[ir.Automaton, tuple[DFA, ...]]] = {}
+        self._regions: dict[
+            tuple[int, ...], tuple[list[tuple[tuple[int, ...], ir.Automaton]], tuple[DFA, ...]]
+        ] = {}
         self._refs: dict[tuple[Any, ...], _RefResult] = {}
         self._numbers: dict[tuple[Any, ...], ir.Node] = {}
 
@@ -705,23 +709,28 @@ class _Walk:
             if self.budget_end is not None and self.nesting > self.budget_end:
                 self.flags.depth_cut = True
                 return ir.NOTHING
+            patterns = self.property_patterns(schema, where)
+            names = self.property_names(schema, where)
             for key in keys:
-                if key in properties:
-                    value_schema, value_where = properties[key], pointer_child(where, "properties", key)
-                else:
-                    value_schema, value_where = extra_schema, pointer_child(where, "additionalProperties")
-                value = self.share(self.node(value_schema, value_where))
+                quoted_key = canonical.serialize(key).encode("utf-8")
                 is_required = key in required
+                if names is not None and not names.accepts(quoted_key):
+                    if is_required:
+                        return ir.NOTHING
+                    continue
+                matched = matching_patterns(quoted_key, [pattern.keys for pattern in patterns])
+                schemas = [patterns[i].value for i in matched]
+                if key in properties:
+                    schemas.insert(0, (properties[key], pointer_child(where, "properties", key)))
+                if not schemas:
+                    schemas = [(extra_schema, pointer_child(where, "additionalProperties"))]
+                value = self.share(self.every_schema(schemas))
                 if is_empty_node(value):
                     if is_required:
                         return ir.NOTHING
                     continue
                 members.append(Member(self.layout.member(_key_literal(key), value), is_required))
-            extra = None
-            if extra_schema is not False:
-                value = self.share(self.node(extra_schema, pointer_child(where, "additionalProperties")))
-                if not is_empty_node(value):
-                    extra = self.layout.member(self.other_keys(keys), value)
+            extra = self.extra_members(keys, patterns, names, extra_schema, where)
         if (
             self.budget_end is not None
             and len(members) == 1
@@ -742,6 +751,89 @@ class _Walk:
             self.flags.ordered = True
         content, may_be_empty = ordered_members(members, extra, self.layout.comma, least, most, self.share)
         return self.layout.wrap(b"{", content, b"}", may_be_empty)
+
+    def every_schema(self, schemas: list[tuple[Any, str]]) -> ir.Node:
+        """The values valid for all of ``schemas`` (each with its pointer)."""
+        if len(schemas) == 1:
+            return self.node(*schemas[0])
+        return self.all_of([s for s, _ in schemas], schemas[0][1], [w for _, w in schemas])
+
+    def property_patterns(self, schema: dict[str, Any], where: str) -> list[_PropertyPattern]:
+        """The patterns of ``patternProperties`` with the quoted canonical keys each matches (a
+        pattern that cannot be compiled is refused; under lenient it is dropped with a warning)."""
+        declared = schema.get("patternProperties", {})
+        if not isinstance(declared, dict):
+            raise UnsupportedError("keyword 'patternProperties'", "must be an object", where=where)
+        found: list[_PropertyPattern] = []
+        for pattern, value_schema in declared.items():
+            pattern_where = pointer_child(where, "patternProperties", pattern)
+            keys = self.pattern_keys(pattern, pattern_where)
+            if keys is not None:
+                found.append(_PropertyPattern((value_schema, pattern_where), keys))
+        return found
+
+    def pattern_keys(self, pattern: Any, where: str) -> DFA | None:
+        """The quoted canonical keys that ``pattern`` matches (None: refused under lenient)."""
+        node = self.attempt("patternProperties", where, lambda: _pattern_node(pattern, self.limits))
+        if node is None:
+            return None
+        any_key, matches = quoted_string_dfa(self.limits), self.dfa(canonical.quoted(node))
+        return self.derived("keys", (any_key, matches), lambda: intersect(any_key, matches, self.limits)).dfa
+
+    def property_names(self, schema: dict[str, Any], where: str) -> DFA | None:
+        """The quoted canonical keys that ``propertyNames`` allows (None without the keyword)."""
+        if "propertyNames" not in schema:
+            return None
+        names_where = pointer_child(where, "propertyNames")
+        node = self.all_of([{"type": "string"}, schema["propertyNames"]], names_where, [names_where] * 2)
+        return self.dfa(node)
+
+    def extra_members(
+        self,
+        keys: list[str],
+        patterns: list[_PropertyPattern],
+        names: DFA | None,
+        extra_schema: Any,
+        where: str,
+    ) -> ir.Node | None:
+        """The language of one member whose key is not declared: its key is any canonical string
+        but the declared keys (and allowed by ``propertyNames``), its value valid for the schema
+        of every pattern that matches the key, or for ``additionalProperties`` where none does."""
+        extra_where = pointer_child(where, "additionalProperties")
+        if not patterns and names is None:
+            if extra_schema is False:
+                return None
+            value = self.share(self.node(extra_schema, extra_where))
+            return None if is_empty_node(value) else self.layout.member(self.other_keys(keys), value)
+        undeclared = self.other_keys(keys).dfa
+        if names is not None:
+            named = (undeclared, names)
+            undeclared = self.derived("named keys", named, lambda: intersect(*named, self.limits)).dfa
+        parts: list[ir.Node] = []
+        for indexes, region in self.key_regions(undeclared, [p.keys for p in patterns], where):
+            if not indexes and extra_schema is False:
+                continue
+            schemas = [patterns[i].value for i in indexes] or [(extra_schema, extra_where)]
+            value = self.share(self.every_schema(schemas))
+            if not is_empty_node(value):
+                parts.append(self.layout.member(region, value))
+        return ir.alt(*parts) if parts else None
+
+    def key_regions(
+        self, undeclared: DFA, patterns: list[DFA], where: str
+    ) -> list[tuple[tuple[int, ...], ir.Automaton]]:
+        """``property_keys.key_regions`` as leaves, once per inputs (see ``derived``): an object
+        schema reached from several places gives the same automata, so its IR is shared."""
+        inputs = (undeclared, *patterns)
+        key = tuple(map(id, inputs))
+        found = self._regions.get(key)
+        if found is None:
+            regions = [
+                (indexes, ir.Automaton(region, f"keys of patternProperties {list(indexes)}"))
+                for indexes, region in key_regions(undeclared, patterns, self.limits, where)
+            ]
+            found = self._regions[key] = (regions, inputs)  # inputs kept alive
+        return found[0]
 
     # ------------------------------------------------------------------ universe
 
@@ -789,6 +881,15 @@ class _Walk:
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class _PropertyPattern:
+    """One pattern of ``patternProperties``: its value schema with its pointer, and the quoted
+    canonical keys it matches."""
+
+    value: tuple[Any, str]
+    keys: DFA
 
 
 def is_empty_node(node: ir.Node) -> bool:

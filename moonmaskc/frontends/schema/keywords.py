@@ -41,6 +41,8 @@ COMPILED = frozenset(
         "properties",
         "required",
         "additionalProperties",
+        "patternProperties",
+        "propertyNames",
         "minProperties",
         "maxProperties",
         "items",
@@ -71,8 +73,6 @@ COMPILED = frozenset(
 
 # Keywords we know but cannot compile exactly, with the reason shown to the user.
 REFUSED = {
-    "patternProperties": "property-name patterns are not compiled",
-    "propertyNames": "property-name schemas are not compiled",
     "dependentRequired": "presence dependencies between properties are not compiled",
     "dependentSchemas": "presence dependencies between properties are not compiled",
     "dependencies": "presence dependencies between properties are not compiled",

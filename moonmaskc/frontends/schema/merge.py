@@ -7,7 +7,9 @@ be combined (two different patterns, formats, ``not``, ...); the caller intersec
 
 Exactness rules: bounds take the tighter value, ``type`` the intersection, ``required`` the union;
 ``properties`` / ``additionalProperties`` are merged per key (a key absent from one side meets that
-side's ``additionalProperties``), so property order stays the first schema's declared order;
+side's ``additionalProperties``), so property order stays the first schema's declared order; with
+``patternProperties`` on either side, the second side's member keywords go to the residue (unless
+the first side has none); ``propertyNames`` are conjoined;
 ``prefixItems`` / ``items`` (or draft-07 ``items`` / ``additionalItems``) are merged per position.
 """
 
@@ -19,7 +21,7 @@ Schema = dict[str, Any] | bool
 
 _LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties")
 _UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
-_OBJECT_GROUP = ("properties", "additionalProperties")
+_OBJECT_GROUP = ("properties", "additionalProperties", "patternProperties")
 _ARRAY_GROUP = ("items", "prefixItems", "additionalItems")
 _CONDITIONAL_GROUP = ("if", "then", "else")
 _NUMERIC_TYPES = {"integer", "number"}
@@ -71,7 +73,9 @@ def merge(a: Schema, b: Schema) -> tuple[Schema, list[Schema]]:
     out = dict(a)
     residue: dict[str, Any] = {}
     if any(k in b for k in _OBJECT_GROUP):
-        if "patternProperties" in a or "patternProperties" in b:
+        if not any(k in a for k in _OBJECT_GROUP):
+            out.update({k: b[k] for k in _OBJECT_GROUP if k in b})
+        elif "patternProperties" in a or "patternProperties" in b:
             residue.update({k: b[k] for k in _OBJECT_GROUP if k in b})
         else:
             props_a = a.get("properties", {})
@@ -86,6 +90,8 @@ def merge(a: Schema, b: Schema) -> tuple[Schema, list[Schema]]:
             extra = conjoin(extra_a, extra_b)
             if extra is not True:
                 out["additionalProperties"] = extra
+    if "propertyNames" in b:
+        out["propertyNames"] = conjoin(a.get("propertyNames", True), b["propertyNames"])
     if "required" in b:
         out["required"] = list(dict.fromkeys([*a.get("required", []), *b["required"]]))
     if any(k in b for k in _ARRAY_GROUP):
@@ -115,7 +121,7 @@ def merge(a: Schema, b: Schema) -> tuple[Schema, list[Schema]]:
             residue.update({k: b[k] for k in _CONDITIONAL_GROUP if k in b})
         else:
             out.update({k: b[k] for k in _CONDITIONAL_GROUP if k in b})
-    handled = {*_OBJECT_GROUP, *_ARRAY_GROUP, *_CONDITIONAL_GROUP, "required", "type"}
+    handled = {*_OBJECT_GROUP, *_ARRAY_GROUP, *_CONDITIONAL_GROUP, "propertyNames", "required", "type"}
     for key, value in b.items():
         if key in handled:
             continue
