@@ -78,6 +78,26 @@ def _resolve(schema: Any, root: Any) -> Any:
     return schema
 
 
+def _required_order(value: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """The keys that the compiler writes after the declared properties, in its order: ``required``,
+    then per presence dependency whose key ``value`` holds, that key and the names it requires,
+    then the ``required`` of the dependent schemas (see ``frontends/schema/dependencies.py``)."""
+    order = list(schema.get("required", [])) if isinstance(schema.get("required"), list) else []
+    dependencies = [
+        (key, dependency)
+        for keyword in ("dependentRequired", "dependentSchemas", "dependencies")
+        if isinstance(schema.get(keyword), dict)
+        for key, dependency in schema[keyword].items()
+        if key in value
+    ]
+    for key, dependency in dependencies:
+        order += [key, *(dependency if isinstance(dependency, list) else [])]
+    for _, dependency in dependencies:
+        if isinstance(dependency, dict) and isinstance(dependency.get("required"), list):
+            order += dependency["required"]
+    return order
+
+
 def declared_order(value: Any, schema: Any, root: Any, depth: int = 0) -> Any:
     """``value`` with object keys moved into the schema's declared property order (best effort)."""
     schema = _resolve(schema, root)
@@ -88,7 +108,7 @@ def declared_order(value: Any, schema: Any, root: Any, depth: int = 0) -> Any:
     if isinstance(value, dict):
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         declared = [k for k in props if k in value]
-        for k in schema.get("required", []) if isinstance(schema.get("required"), list) else []:
+        for k in _required_order(value, schema):
             if k in value and k not in declared:
                 declared.append(k)
         ordered = {k: value[k] for k in declared}

@@ -13,9 +13,6 @@ from moonmaskc.frontends.schema.keywords import REFUSED
 from moonmaskc.limits import Limits
 
 REFUSED_EXAMPLES = {
-    "dependentRequired": {"a": ["b"]},
-    "dependentSchemas": {"a": {"required": ["b"]}},
-    "dependencies": {"a": ["b"]},
     "contains": {"type": "integer"},
     "minContains": 2,
     "maxContains": 2,
@@ -46,13 +43,13 @@ def test_refused_keyword_names_keyword_and_pointer(keyword: str) -> None:
 def test_lenient_lists_every_ignored_keyword() -> None:
     schema = {
         "type": "object",
-        "dependentRequired": {"a": ["b"]},
+        "unevaluatedProperties": False,
         "properties": {"a": {"type": "array", "contains": {"type": "string"}, "uniqueItems": True}},
     }
     result = compile_schema_ir(schema, lenient=True)
     ignored = result.notes["ignored_keywords"]
     assert len(ignored) == 3
-    assert any("'dependentRequired' at #:" in w for w in ignored)
+    assert any("'unevaluatedProperties' at #:" in w for w in ignored)
     assert any("'contains' at #/properties/a" in w for w in ignored)
     assert any("'uniqueItems' at #/properties/a" in w for w in ignored)
 
@@ -245,3 +242,37 @@ def test_pattern_properties_that_overlap_in_many_ways_meet_the_state_bound() -> 
         compile_schema_ir(schema, limits=Limits(max_states=2000))
     assert caught.value.bound == "max_states" and "patternProperties at #" in str(caught.value)
     assert "--max-states" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("declared", "keyword", "value"),
+    [
+        ("https://json-schema.org/draft/2020-12/schema", "dependencies", {"a": ["b"]}),
+        ("http://json-schema.org/draft-07/schema#", "dependentRequired", {"a": ["b"]}),
+        ("http://json-schema.org/draft-07/schema#", "dependentSchemas", {"a": {"required": ["b"]}}),
+    ],
+)
+def test_a_dependency_keyword_of_another_draft_is_refused(declared: str, keyword: str, value: object) -> None:
+    """Each presence-dependency keyword belongs to one family of drafts; in a document that
+    declares the other family it has no effect, so it is refused (strict) or ignored (lenient,
+    which is then exactly the draft's meaning)."""
+    schema = {"$schema": declared, "type": "object", "properties": {"in": {keyword: value}}}
+    with pytest.raises(UnsupportedError) as caught:
+        compile_schema_ir(schema)
+    assert keyword in str(caught.value) and "#/properties/in" in str(caught.value)
+    assert "draft" in str(caught.value)
+    dfa = compile_ir(compile_schema_ir(schema, lenient=True).node)
+    assert dfa.accepts(b'{"in":{"a":1}}')
+
+
+def test_too_many_presence_dependencies_are_refused_naming_the_place() -> None:
+    schema = {"properties": {"o": {"dependentRequired": {key: ["z"] for key in "abcdefg"}}}}
+    with pytest.raises(UnsupportedError) as caught:
+        compile_schema_ir(schema)
+    assert "presence dependencies" in str(caught.value) and "#/properties/o" in str(caught.value)
+
+
+def test_a_malformed_dependency_names_its_pointer() -> None:
+    with pytest.raises(UnsupportedError) as caught:
+        compile_schema_ir({"dependentRequired": {"a": "b"}})
+    assert "#/dependentRequired/a" in str(caught.value)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator, FormatChecker, validators
 
 from moonmaskc import ir
 from moonmaskc.dfa import DFA, compile_ir
@@ -108,6 +108,22 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "properties": {"a": INT, "d": {}},
         "propertyNames": {"pattern": "^[a-c]|k", "maxLength": 1},
         "additionalProperties": {"type": "boolean"},
+    },
+    "dependent_required": {
+        "properties": {"a": {}, "b": INT, "c": {}},
+        "dependentRequired": {"a": ["b"], "d": ["c", "k"], "x": []},
+        "additionalProperties": {"type": ["null", "integer"]},
+    },
+    "dependent_schemas": {
+        "type": "object",
+        "properties": {"a": INT, "b": {}},
+        "dependentSchemas": {"a": {"properties": {"b": {"type": "string"}}, "required": ["b"]}, "k": False},
+        "dependentRequired": {"b": ["v"]},
+    },
+    "draft7_dependencies": {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "properties": {"a": {}, "k": {"type": "null"}},
+        "dependencies": {"a": ["k"], "b": {"maxProperties": 2}, "c": {"required": ["a"]}},
     },
     "all_of_pattern_properties": {
         "allOf": [
@@ -346,6 +362,9 @@ OBJECT_KEY_SCHEMAS = [
     "pattern_properties_closed",
     "property_names",
     "all_of_pattern_properties",
+    "dependent_required",
+    "dependent_schemas",
+    "draft7_dependencies",
 ]
 _KEY_POOL = ["a", "b", "c", "d", "k", "v", "x", "ab", "bc", "kk", "é"]
 _VALUE_POOL: list[Any] = [None, True, 0, 1, 6, -1, "", "a", "ab", [], [1]]
@@ -353,14 +372,15 @@ _VALUE_POOL: list[Any] = [None, True, 0, 1, 6, -1, "", "a", "ab", [], [1]]
 
 @pytest.mark.parametrize("name", OBJECT_KEY_SCHEMAS)
 def test_member_keys_by_pattern_and_name_agree_with_jsonschema(name: str) -> None:
-    """patternProperties and propertyNames: every object of at most two members from small key
-    and value pools, and 1,500 of three or four members (fixed seed), serialized in declared
-    order, is accepted exactly when jsonschema says it is valid; both outcomes occur."""
+    """patternProperties, propertyNames and presence dependencies: every object of at most two
+    members from small key and value pools, and 1,500 of three or four members (fixed seed),
+    serialized in declared order, is accepted exactly when jsonschema (the schema's draft) says it
+    is valid; both outcomes occur."""
     import itertools
     import random
 
     schema = SCHEMAS[name]
-    validator = Draft202012Validator(schema, format_checker=FormatChecker())
+    validator = validators.validator_for(schema)(schema, format_checker=FormatChecker())
     objects: list[dict[str, Any]] = [{}]
     for size in (1, 2):
         for keys in itertools.permutations(_KEY_POOL, size):

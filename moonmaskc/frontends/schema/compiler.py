@@ -29,6 +29,8 @@ from moonmaskc.dfa_ops import difference, intersect, is_empty, product
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.schema import canonical
+from moonmaskc.frontends.schema.dependencies import KEYWORDS as DEPENDENCY_KEYWORDS
+from moonmaskc.frontends.schema.dependencies import dependency_branches
 from moonmaskc.frontends.schema.keywords import COMPILED, REFUSED, is_annotation, likely_typo
 from moonmaskc.frontends.schema.layout import Layout, describe_policy
 from moonmaskc.frontends.schema.merge import merge, type_set
@@ -83,6 +85,7 @@ class _Walk:
     def __post_init__(self) -> None:
         declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""
         self.old_draft = any(d in str(declared) for d in _OLD_DRAFTS)
+        self.new_draft = bool(declared) and not self.old_draft
         id_keywords = ("id",) if any(d in str(declared) for d in ("draft-04", "draft-03")) else ("$id",)
         self.resolver = RefResolver(
             self.root, self.old_draft if declared else None, id_keywords if declared else ("$id", "id")
@@ -247,6 +250,9 @@ class _Walk:
                 self.refuse(key, "uniqueItems: true is compiled only with maxItems <= 1", where)
                 continue
             if key in ("then", "else") and "if" not in schema:
+                continue
+            if (key == "dependencies" and self.new_draft) or (key.startswith("dependent") and self.old_draft):
+                self.refuse(key, "not a keyword of the draft that $schema declares", where)
                 continue
             out[key] = value
         return out
@@ -423,7 +429,17 @@ class _Walk:
             del self.ref_stack[len(self.ref_stack) - len(pushed) :]
 
     def combined(self, schema: dict[str, Any], where: str) -> ir.Node:
-        """A cleaned schema with no $ref / allOf at its top: anyOf, oneOf, not, if, then the types."""
+        """A cleaned schema with no $ref / allOf at its top: presence dependencies, anyOf, oneOf,
+        not, if, then the types."""
+        if any(keyword in schema for keyword in DEPENDENCY_KEYWORDS):
+            return ir.alt(
+                *(
+                    self.all_of([branch, *(s for s, _ in extras)], where, [where, *(w for _, w in extras)])
+                    if extras
+                    else self.combined(branch, where)
+                    for branch, extras in dependency_branches(schema, where)
+                )
+            )
         if "anyOf" in schema:
             rest = {k: v for k, v in schema.items() if k != "anyOf"}
             branches = _as_list(schema["anyOf"], "anyOf", where)

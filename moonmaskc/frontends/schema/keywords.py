@@ -43,6 +43,9 @@ COMPILED = frozenset(
         "additionalProperties",
         "patternProperties",
         "propertyNames",
+        "dependentRequired",
+        "dependentSchemas",
+        "dependencies",
         "minProperties",
         "maxProperties",
         "items",
@@ -73,9 +76,6 @@ COMPILED = frozenset(
 
 # Keywords we know but cannot compile exactly, with the reason shown to the user.
 REFUSED = {
-    "dependentRequired": "presence dependencies between properties are not compiled",
-    "dependentSchemas": "presence dependencies between properties are not compiled",
-    "dependencies": "presence dependencies between properties are not compiled",
     "contains": "contains / minContains / maxContains are not compiled",
     "minContains": "contains / minContains / maxContains are not compiled",
     "maxContains": "contains / minContains / maxContains are not compiled",
