@@ -4,6 +4,7 @@ lengths past the state bound are limit errors naming the keyword (warnings under
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from moonmaskc.dfa import compile_ir
@@ -276,3 +277,23 @@ def test_a_malformed_dependency_names_its_pointer() -> None:
     with pytest.raises(UnsupportedError) as caught:
         compile_schema_ir({"dependentRequired": {"a": "b"}})
     assert "#/dependentRequired/a" in str(caught.value)
+
+
+def test_a_keyword_switched_off_by_an_underscore_has_no_effect_and_is_noted() -> None:
+    """``_format`` (as JSONSchemaBench writes a disabled ``format``) and ``_uniqueItems`` compile
+    strictly to the language without them, with a warning and a note naming each; an underscore
+    before anything but a keyword is still an unknown keyword."""
+    schema = {
+        "type": "object",
+        "properties": {"when": {"type": "string", "_format": "date-time"}, "tags": {"_uniqueItems": True}},
+    }
+    plain = {"type": "object", "properties": {"when": {"type": "string"}, "tags": {}}}
+    result = compile_schema_ir(schema)
+    assert np.array_equal(
+        compile_ir(result.node).transitions, compile_ir(compile_schema_ir(plain).node).transitions
+    )
+    disabled = result.notes["disabled_keywords"]
+    assert len(disabled) == 2 and any("'_format' at #/properties/when" in w for w in disabled)
+    assert disabled[0] in result.warnings
+    with pytest.raises(UnsupportedError, match="_colour"):
+        compile_schema_ir({"type": "string", "_colour": "red"})

@@ -31,7 +31,13 @@ from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.schema import canonical
 from moonmaskc.frontends.schema.dependencies import KEYWORDS as DEPENDENCY_KEYWORDS
 from moonmaskc.frontends.schema.dependencies import dependency_branches
-from moonmaskc.frontends.schema.keywords import COMPILED, REFUSED, is_annotation, likely_typo
+from moonmaskc.frontends.schema.keywords import (
+    COMPILED,
+    REFUSED,
+    is_annotation,
+    is_disabled_keyword,
+    likely_typo,
+)
 from moonmaskc.frontends.schema.layout import Layout, describe_policy
 from moonmaskc.frontends.schema.merge import merge, type_set
 from moonmaskc.frontends.schema.property_keys import key_regions, matching_patterns
@@ -238,6 +244,12 @@ class _Walk:
                 continue
             if key in REFUSED:
                 self.refuse(key, REFUSED[key], where)
+                continue
+            if key not in COMPILED and is_disabled_keyword(key):
+                self.warnings[
+                    f"disabled keyword {key!r} at {where}: {key[1:]!r} switched off by its underscore, "
+                    "no effect (as in JSON Schema)"
+                ] = None
                 continue
             if key not in COMPILED:
                 # Unknown keywords do not constrain validation, but a user may expect them to (a typo,
@@ -1102,6 +1114,7 @@ def compile_schema_ir(
         "or true nest at most this deep",
         "refs_unrolled": sorted(walk.refs_cut),
         "ignored_keywords": [w for w in walk.warnings if w.startswith("ignored keyword")],
+        "disabled_keywords": [w for w in walk.warnings if w.startswith("disabled keyword")],
         "key_order": "declared properties in schema order, then other keys",
     }
     costly = _most_costly(walk.string_costs)

@@ -117,5 +117,12 @@ def likely_typo(key: str) -> str | None:
     return None
 
 
+def is_disabled_keyword(key: str) -> bool:
+    """A keyword switched off by a leading underscore (``_format``, ``_uniqueItems``): JSON Schema
+    gives the key no effect, and unlike an unknown key nobody writes it expecting one."""
+    name = key[1:]
+    return key.startswith("_") and (name in CONSTRAINTS or name in ANNOTATIONS)
+
+
 def is_annotation(keyword: str) -> bool:
     return keyword in ANNOTATIONS or keyword.startswith("x-")
