@@ -125,6 +125,21 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "properties": {"a": {}, "k": {"type": "null"}},
         "dependencies": {"a": ["k"], "b": {"maxProperties": 2}, "c": {"required": ["a"]}},
     },
+    "contains": {"type": "array", "contains": {"type": "integer", "minimum": 1}},
+    "min_max_contains": {
+        "items": {"type": ["integer", "string", "null"]},
+        "contains": {"type": "integer"},
+        "minContains": 2,
+        "maxContains": 2,
+        "maxItems": 4,
+    },
+    "contains_with_prefix": {
+        "prefixItems": [{"type": "string"}, {}],
+        "items": {"type": ["integer", "array"]},
+        "contains": {"const": 1},
+        "maxContains": 1,
+    },
+    "contains_at_most": {"contains": {"type": "null"}, "minContains": 0, "maxContains": 1},
     "all_of_pattern_properties": {
         "allOf": [
             {"properties": {"a": INT, "b": {}, "x": {}}, "additionalProperties": {"type": "null"}},
@@ -397,3 +412,26 @@ def test_member_keys_by_pattern_and_name_agree_with_jsonschema(name: str) -> Non
         assert _dfa(name).accepts(text.encode("utf-8")) == valid, (text, valid)
         outcomes[valid] += 1
     assert outcomes[True] >= 20 and outcomes[False] >= 20, outcomes
+
+
+CONTAINS_SCHEMAS = ["contains", "min_max_contains", "contains_with_prefix", "contains_at_most"]
+_ELEMENT_POOL: list[Any] = [None, True, 0, 1, 6, -1, "", "a", [], [1], {"a": 1}]
+
+
+@pytest.mark.parametrize("name", CONTAINS_SCHEMAS)
+def test_contains_counts_agree_with_jsonschema(name: str) -> None:
+    """contains / minContains / maxContains: every array of up to three elements from a pool (and
+    every other value of the pool) is accepted exactly when jsonschema says it is valid."""
+    import itertools
+
+    schema = SCHEMAS[name]
+    validator = Draft202012Validator(schema, format_checker=FormatChecker())
+    values: list[Any] = [*_ELEMENT_POOL]
+    for size in range(4):
+        values += [list(elements) for elements in itertools.product(_ELEMENT_POOL, repeat=size)]
+    outcomes = Counter()
+    for value in values:
+        valid = validator.is_valid(value)
+        assert _dfa(name).accepts(serialize(value).encode("utf-8")) == valid, (value, valid)
+        outcomes[valid] += 1
+    assert outcomes[True] >= 10 and outcomes[False] >= 10, outcomes

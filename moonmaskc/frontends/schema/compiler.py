@@ -29,6 +29,7 @@ from moonmaskc.dfa_ops import difference, intersect, is_empty, product
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.schema import canonical
+from moonmaskc.frontends.schema.contains import counted_elements
 from moonmaskc.frontends.schema.dependencies import KEYWORDS as DEPENDENCY_KEYWORDS
 from moonmaskc.frontends.schema.dependencies import dependency_branches
 from moonmaskc.frontends.schema.keywords import (
@@ -54,6 +55,7 @@ COSTLY_STRING_STATES = 1000
 COSTLY_STRINGS_NOTED = 5
 # Universe automata depend only on (whitespace policy, depth, limits): built once per process.
 _UNIVERSE_CACHE: dict[tuple[str, int, Limits], ir.Automaton] = {}
+_LATER_DRAFTS_ONLY = frozenset({"dependentRequired", "dependentSchemas", "minContains", "maxContains"})
 _OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
 
 
@@ -263,7 +265,7 @@ class _Walk:
                 continue
             if key in ("then", "else") and "if" not in schema:
                 continue
-            if (key == "dependencies" and self.new_draft) or (key.startswith("dependent") and self.old_draft):
+            if (key == "dependencies" and self.new_draft) or (key in _LATER_DRAFTS_ONLY and self.old_draft):
                 self.refuse(key, "not a keyword of the draft that $schema declares", where)
                 continue
             out[key] = value
@@ -718,10 +720,36 @@ class _Walk:
                 rest = self.share(self.node(rest_schema, rest_where))
                 if is_empty_node(rest):
                     rest = None
+            wanted = None
+            if "contains" in schema:
+                wanted = self.share(self.node(schema["contains"], pointer_child(where, "contains")))
         content, may_be_empty = positional_elements(prefix, rest, self.layout.comma, least, most)
-        if may_be_empty:
-            return self.layout.wrap(b"[", content, b"]", True)
-        return self.layout.wrap(b"[", content, b"]", False)
+        plain = self.layout.wrap(b"[", content, b"]", may_be_empty)
+        if wanted is None:
+            return plain
+        elements = [node for node in (*prefix, rest) if node is not None]
+        return self.containing(plain, elements, wanted, schema, where)
+
+    def containing(
+        self, plain: ir.Node, elements: list[ir.Node], wanted: ir.Node, schema: dict[str, Any], where: str
+    ) -> ir.Node:
+        """The arrays of ``plain`` (whose elements are among ``elements``) in which the number of
+        elements valid for ``contains`` (``wanted``) is within minContains (default 1) and
+        maxContains: ``plain`` intersected with element sequences that count them (``contains.py``)."""
+        least = _count(schema, "minContains", where)
+        least = 1 if least is None else least
+        most = _count(schema, "maxContains", where)
+        if least == 0 and most is None:
+            return plain
+        if not elements:  # only the empty array: no element matches
+            return plain if least == 0 else ir.NOTHING
+        element_dfa, wanted_dfa = self.dfa(ir.alt(*elements)), self.dfa(wanted)
+        pair = (element_dfa, wanted_dfa)
+        matching = self.derived("contained", pair, lambda: intersect(*pair, self.limits))
+        other = self.derived("not contained", pair, lambda: difference(*pair, self.limits))
+        content, may_be_empty = counted_elements(matching, other, self.layout.comma, least, most)
+        counted = (self.dfa(plain), self.dfa(self.layout.wrap(b"[", content, b"]", may_be_empty)))
+        return self.derived("contains", counted, lambda: intersect(*counted, self.limits))
 
     def object(self, schema: dict[str, Any], where: str) -> ir.Node:
         properties = schema.get("properties", {})

@@ -54,6 +54,9 @@ COMPILED = frozenset(
         "minItems",
         "maxItems",
         "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
         "minLength",
         "maxLength",
         "pattern",
@@ -76,9 +79,6 @@ COMPILED = frozenset(
 
 # Keywords we know but cannot compile exactly, with the reason shown to the user.
 REFUSED = {
-    "contains": "contains / minContains / maxContains are not compiled",
-    "minContains": "contains / minContains / maxContains are not compiled",
-    "maxContains": "contains / minContains / maxContains are not compiled",
     "unevaluatedProperties": "needs annotation results of all subschemas",
     "unevaluatedItems": "needs annotation results of all subschemas",
     "$dynamicRef": "dynamic references are not compiled",
