@@ -143,6 +143,15 @@ def ref_uri(value: str) -> bool:
     return bool(parts.scheme) and value[len(parts.scheme)] == ":" and bool(allowed) and not bad_percent
 
 
+def ref_uri_reference(value: str) -> bool:
+    allowed = re.fullmatch(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?#\[\]%]*", value, re.ASCII)
+    if not allowed or re.search(r"%(?![0-9A-Fa-f]{2})", value):
+        return False
+    if re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", value, re.ASCII):
+        return ref_uri(value)
+    return ":" not in re.split(r"[/?#]", value, maxsplit=1)[0]
+
+
 REFERENCES: dict[str, Callable[[str], bool]] = {
     "date": ref_date,
     "time": ref_time,
@@ -154,6 +163,7 @@ REFERENCES: dict[str, Callable[[str], bool]] = {
     "ipv6": ref_ipv6,
     "uuid": ref_uuid,
     "uri": ref_uri,
+    "uri-reference": ref_uri_reference,
 }
 
 
@@ -276,6 +286,18 @@ VALID = {
         "http://[v1.fe:a]:8080/",
         "x:",
     ],
+    "uri-reference": [
+        "http://foo.bar/?baz=qux#quux",
+        "//foo.bar/?baz=qux#quux",
+        "/abc",
+        "abc",
+        "",
+        "#fragment",
+        "?query",
+        "./a:b",
+        "../x/y%20z",
+        "mailto:a@b",
+    ],
 }
 
 INVALID = {
@@ -379,6 +401,7 @@ INVALID = {
         ":x",
         "http://[1::2::3]/",
     ],
+    "uri-reference": ["a:b:c d", "\\\\WINDOWS\\fileshare", "abc#f#g%", "a b", ":x", "http://a/%zz", "é"],
 }
 
 

@@ -5,7 +5,8 @@ node for the string *content* (no quotes). Every format language is ASCII and ne
 ``\\`` or a control character, so the walker can put it between quotes as it is.
 
 Supported: date, time, date-time (RFC 3339), duration (RFC 3339 appendix A), email (a conservative
-subset of RFC 5321), hostname (RFC 1123), ipv4, ipv6 (RFC 4291 text forms), uuid, uri (RFC 3986).
+subset of RFC 5321), hostname (RFC 1123), ipv4, ipv6 (RFC 4291 text forms), uuid, uri and
+uri-reference (RFC 3986).
 Each language is exact or smaller than the format (an approximation only ever rejects valid values);
 ``docs/json-schema-formats.md`` lists what each accepts and what it leaves out:
 
@@ -19,6 +20,7 @@ Each language is exact or smaller than the format (an approximation only ever re
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 
 from moonmaskc import ir
@@ -201,13 +203,26 @@ def _uuid() -> ir.Node:
     return ir.seq(blocks[0], *(ir.seq(ir.text("-"), block) for block in blocks[1:]))
 
 
-def _uri() -> ir.Node:
+@dataclass(frozen=True)
+class _UriParts:
+    """The pieces of RFC 3986 that ``uri`` and ``uri-reference`` share."""
+
+    authority: ir.Node
+    segment: ir.Node
+    segment_nonempty: ir.Node
+    path_abempty: ir.Node
+    path_absolute: ir.Node
+    tail: ir.Node  # [ "?" query ] [ "#" fragment ]
+    segment_nonempty_no_colon: ir.Node
+
+
+@cache
+def _uri_parts() -> _UriParts:
     unreserved = _alnum_and("-._~")
     sub_delims = _chars("!$&'()*+,;=")
     percent_encoded = ir.seq(ir.text("%"), HEXDIG, HEXDIG)
     plain = ir.alt(unreserved, sub_delims)
     pchar = ir.alt(plain, percent_encoded, _chars(":@"))
-    scheme = ir.seq(ALPHA, ir.star(_alnum_and("+-.")))
     userinfo = ir.star(ir.alt(plain, percent_encoded, ir.text(":")))
     ip_future = ir.seq(ir.text("v"), ir.plus(HEXDIG), ir.text("."), ir.plus(ir.alt(plain, ir.text(":"))))
     ip_literal = ir.seq(ir.text("["), ir.alt(_ipv6(), ip_future), ir.text("]"))
@@ -217,19 +232,43 @@ def _uri() -> ir.Node:
     segment = ir.star(pchar)
     segment_nonempty = ir.plus(pchar)
     path_abempty = ir.star(ir.seq(ir.text("/"), segment))
-    path_absolute = ir.seq(ir.text("/"), _opt(ir.seq(segment_nonempty, path_abempty)))
-    path_rootless = ir.seq(segment_nonempty, path_abempty)
-    hier_part = ir.alt(
-        ir.seq(ir.text("//"), authority, path_abempty), path_absolute, path_rootless, ir.EPSILON
-    )
     query = ir.star(ir.alt(pchar, _chars("/?")))
-    return ir.seq(
-        scheme,
-        ir.text(":"),
-        hier_part,
-        _opt(ir.seq(ir.text("?"), query)),
-        _opt(ir.seq(ir.text("#"), query)),
+    return _UriParts(
+        authority=authority,
+        segment=segment,
+        segment_nonempty=segment_nonempty,
+        path_abempty=path_abempty,
+        path_absolute=ir.seq(ir.text("/"), _opt(ir.seq(segment_nonempty, path_abempty))),
+        tail=ir.seq(_opt(ir.seq(ir.text("?"), query)), _opt(ir.seq(ir.text("#"), query))),
+        segment_nonempty_no_colon=ir.plus(ir.alt(plain, percent_encoded, ir.text("@"))),
     )
+
+
+def _uri() -> ir.Node:
+    parts = _uri_parts()
+    scheme = ir.seq(ALPHA, ir.star(_alnum_and("+-.")))
+    path_rootless = ir.seq(parts.segment_nonempty, parts.path_abempty)
+    hier_part = ir.alt(
+        ir.seq(ir.text("//"), parts.authority, parts.path_abempty),
+        parts.path_absolute,
+        path_rootless,
+        ir.EPSILON,
+    )
+    return ir.seq(scheme, ir.text(":"), hier_part, parts.tail)
+
+
+def _uri_reference() -> ir.Node:
+    """RFC 3986 URI-reference: a URI or a relative reference (whose first segment has no colon,
+    so that it cannot be read as a scheme)."""
+    parts = _uri_parts()
+    path_noscheme = ir.seq(parts.segment_nonempty_no_colon, parts.path_abempty)
+    relative_part = ir.alt(
+        ir.seq(ir.text("//"), parts.authority, parts.path_abempty),
+        parts.path_absolute,
+        path_noscheme,
+        ir.EPSILON,
+    )
+    return ir.alt(_uri(), ir.seq(relative_part, parts.tail))
 
 
 FORMATS: dict[str, Callable[[], ir.Node]] = {
@@ -243,6 +282,7 @@ FORMATS: dict[str, Callable[[], ir.Node]] = {
     "ipv6": _ipv6,
     "uuid": _uuid,
     "uri": _uri,
+    "uri-reference": _uri_reference,
 }
 
 
