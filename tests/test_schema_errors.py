@@ -295,3 +295,20 @@ def test_a_keyword_switched_off_by_an_underscore_has_no_effect_and_is_noted() ->
     assert disabled[0] in result.warnings
     with pytest.raises(UnsupportedError, match="_colour"):
         compile_schema_ir({"type": "string", "_colour": "red"})
+
+
+def test_max_contains_over_objects_of_fixed_key_order_is_refused() -> None:
+    """An upper bound counts the elements that do not match; with contains objects of a fixed key
+    order, a matching element written in another order would go uncounted, so maxContains is
+    refused (strict) or dropped with a warning (lenient, the lower bound kept)."""
+    schema = {
+        "type": "array",
+        "contains": {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "b"]},
+        "maxContains": 1,
+    }
+    with pytest.raises(UnsupportedError, match="maxContains"):
+        compile_schema_ir(schema)
+    result = compile_schema_ir(schema, lenient=True)
+    assert any("'maxContains' at #" in w for w in result.warnings)
+    dfa = compile_ir(result.node)
+    assert dfa.accepts(b'[{"a":1,"b":2}]') and not dfa.accepts(b"[1]")

@@ -140,6 +140,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "maxContains": 1,
     },
     "contains_at_most": {"contains": {"type": "null"}, "minContains": 0, "maxContains": 1},
+    "contains_anything": {"contains": True, "maxContains": 2},
+    "contains_nested_arrays": {
+        "items": {"type": "array"},
+        "contains": {"type": "array", "items": {"type": "array"}},
+    },
     "all_of_pattern_properties": {
         "allOf": [
             {"properties": {"a": INT, "b": {}, "x": {}}, "additionalProperties": {"type": "null"}},
@@ -414,7 +419,14 @@ def test_member_keys_by_pattern_and_name_agree_with_jsonschema(name: str) -> Non
     assert outcomes[True] >= 20 and outcomes[False] >= 20, outcomes
 
 
-CONTAINS_SCHEMAS = ["contains", "min_max_contains", "contains_with_prefix", "contains_at_most"]
+CONTAINS_SCHEMAS = [
+    "contains",
+    "min_max_contains",
+    "contains_with_prefix",
+    "contains_at_most",
+    "contains_anything",
+    "contains_nested_arrays",
+]
 _ELEMENT_POOL: list[Any] = [None, True, 0, 1, 6, -1, "", "a", [], [1], {"a": 1}]
 
 

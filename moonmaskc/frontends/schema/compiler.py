@@ -720,33 +720,56 @@ class _Walk:
                 rest = self.share(self.node(rest_schema, rest_where))
                 if is_empty_node(rest):
                     rest = None
-            wanted = None
-            if "contains" in schema:
-                wanted = self.share(self.node(schema["contains"], pointer_child(where, "contains")))
+            rule = self.contains_rule(schema, where) if "contains" in schema else None
         content, may_be_empty = positional_elements(prefix, rest, self.layout.comma, least, most)
         plain = self.layout.wrap(b"[", content, b"]", may_be_empty)
-        if wanted is None:
+        if rule is None:
             return plain
-        elements = [node for node in (*prefix, rest) if node is not None]
-        return self.containing(plain, elements, wanted, schema, where)
+        return self.containing(plain, [node for node in (*prefix, rest) if node is not None], rule)
 
-    def containing(
-        self, plain: ir.Node, elements: list[ir.Node], wanted: ir.Node, schema: dict[str, Any], where: str
-    ) -> ir.Node:
-        """The arrays of ``plain`` (whose elements are among ``elements``) in which the number of
-        elements valid for ``contains`` (``wanted``) is within minContains (default 1) and
-        maxContains: ``plain`` intersected with element sequences that count them (``contains.py``)."""
+    def contains_rule(self, schema: dict[str, Any], where: str) -> tuple[ir.Node | None, int, int | None]:
+        """What ``contains`` asks of the elements: the language of the matching ones (None: every
+        element matches), minContains (default 1) and maxContains. An upper bound counts the
+        elements that do not match, a complement within the array's elements, so like ``not`` it
+        is refused (dropped under lenient) where the contains schema has objects of fixed key order
+        or was cut by max_depth: a matching element outside the compiled language would go
+        uncounted."""
+        target, target_where = schema["contains"], pointer_child(where, "contains")
         least = _count(schema, "minContains", where)
         least = 1 if least is None else least
         most = _count(schema, "maxContains", where)
+        if target is True or target == {}:
+            return None, least, most
+        if most is None:
+            return self.share(self.node(target, target_where)), least, None
+        with self.bounded_subwalk() as flags:
+            wanted = self.share(self.node(target, target_where))
+        if flags.ordered or flags.ref_cut or flags.depth_cut:
+            why = "objects of a fixed key order" if flags.ordered else "parts cut by max_depth"
+            self.refuse("maxContains", f"cannot count the other elements exactly: contains has {why}", where)
+            most = None
+        return wanted, least, most
+
+    def containing(
+        self, plain: ir.Node, elements: list[ir.Node], rule: tuple[ir.Node | None, int, int | None]
+    ) -> ir.Node:
+        """The arrays of ``plain`` (whose elements are among ``elements``) in which the number of
+        elements valid for ``contains`` is within the bounds of ``rule`` (``contains_rule``):
+        ``plain`` intersected with element sequences that count them (``contains.py``)."""
+        wanted, least, most = rule
         if least == 0 and most is None:
             return plain
         if not elements:  # only the empty array: no element matches
             return plain if least == 0 else ir.NOTHING
-        element_dfa, wanted_dfa = self.dfa(ir.alt(*elements)), self.dfa(wanted)
-        pair = (element_dfa, wanted_dfa)
-        matching = self.derived("contained", pair, lambda: intersect(*pair, self.limits))
-        other = self.derived("not contained", pair, lambda: difference(*pair, self.limits))
+        any_element = ir.alt(*elements)
+        matching: ir.Node = any_element
+        other: ir.Node = ir.NOTHING
+        if wanted is not None:
+            pair = (self.dfa(any_element), self.dfa(wanted))
+            matching = self.derived("contained", pair, lambda: intersect(*pair, self.limits))
+            other = any_element  # enough for a lower bound: the matches among any elements
+            if most is not None:
+                other = self.derived("not contained", pair, lambda: difference(*pair, self.limits))
         content, may_be_empty = counted_elements(matching, other, self.layout.comma, least, most)
         counted = (self.dfa(plain), self.dfa(self.layout.wrap(b"[", content, b"]", may_be_empty)))
         return self.derived("contains", counted, lambda: intersect(*counted, self.limits))

@@ -1,15 +1,16 @@
 """``contains`` with ``minContains`` / ``maxContains``: element sequences that count their matches.
 
 Takes: the language of the elements that match the ``contains`` schema, the language of the
-other elements, the separator between elements, and the bounds. Hands on: ``counted_elements``,
+other elements (for a lower bound alone, any element will do), the separator between elements,
+and the bounds. Hands on: ``counted_elements``,
 the array content (without brackets) in which between ``least`` and ``most`` elements match, and
 whether the empty content qualifies.
 
 The walker intersects this language with the array's own (positions, ``items``, counts). Every
 element of an array is one whole JSON value, so the text splits into elements in one way only:
-the number of matching elements is well defined, and the intersection is exact. The two element
-languages are the array's possible elements with and without the ``contains`` schema (a DFA
-intersection and difference), so no universe of values is involved and nothing is cut by depth.
+the number of matching elements is well defined, and the intersection is exact. The element
+languages are the array's possible elements with the ``contains`` schema (a DFA intersection) and,
+for an upper bound, without it (a difference), so no universe of values is involved.
 """
 
 from __future__ import annotations
