@@ -141,6 +141,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "contains_at_most": {"contains": {"type": "null"}, "minContains": 0, "maxContains": 1},
     "contains_anything": {"contains": True, "maxContains": 2},
+    "all_of_contains_same": {
+        "allOf": [
+            {"contains": {"type": "integer"}, "minContains": 1},
+            {"contains": {"type": "integer"}, "minContains": 2},
+        ]
+    },
+    "all_of_contains_different": {
+        "allOf": [{"contains": {"const": 1}}, {"contains": {"type": "string"}, "minContains": 2}]
+    },
     "contains_nested_arrays": {
         "items": {"type": "array"},
         "contains": {"type": "array", "items": {"type": "array"}},
@@ -426,6 +435,8 @@ CONTAINS_SCHEMAS = [
     "contains_at_most",
     "contains_anything",
     "contains_nested_arrays",
+    "all_of_contains_same",
+    "all_of_contains_different",
 ]
 _ELEMENT_POOL: list[Any] = [None, True, 0, 1, 6, -1, "", "a", [], [1], {"a": 1}]
 

@@ -9,7 +9,8 @@ Exactness rules: bounds take the tighter value, ``type`` the intersection, ``req
 ``properties`` / ``additionalProperties`` are merged per key (a key absent from one side meets that
 side's ``additionalProperties``), so property order stays the first schema's declared order; with
 ``patternProperties`` on either side, the second side's member keywords go to the residue (unless
-the first side has none); ``propertyNames`` are conjoined;
+the first side has none); ``propertyNames`` are conjoined; ``contains`` with its bounds moves as one
+group (to the residue when both sides have one);
 ``prefixItems`` / ``items`` (or draft-07 ``items`` / ``additionalItems``) are merged per position.
 """
 
@@ -24,6 +25,7 @@ _UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties
 _OBJECT_GROUP = ("properties", "additionalProperties", "patternProperties")
 _ARRAY_GROUP = ("items", "prefixItems", "additionalItems")
 _CONDITIONAL_GROUP = ("if", "then", "else")
+_CONTAINS_GROUP = ("contains", "minContains", "maxContains")
 _NUMERIC_TYPES = {"integer", "number"}
 
 
@@ -116,12 +118,25 @@ def merge(a: Schema, b: Schema) -> tuple[Schema, list[Schema]]:
         types_b = type_set(b) or set()
         types_a = type_set(a)
         out["type"] = sorted(types_b if types_a is None else _intersect_types(types_a, types_b))
+    if any(k in b for k in _CONTAINS_GROUP):  # the bounds count the matches of their own contains
+        if any(k in a for k in _CONTAINS_GROUP):
+            residue.update({k: b[k] for k in _CONTAINS_GROUP if k in b})
+        else:
+            out.update({k: b[k] for k in _CONTAINS_GROUP if k in b})
     if "if" in b:
         if "if" in a:
             residue.update({k: b[k] for k in _CONDITIONAL_GROUP if k in b})
         else:
             out.update({k: b[k] for k in _CONDITIONAL_GROUP if k in b})
-    handled = {*_OBJECT_GROUP, *_ARRAY_GROUP, *_CONDITIONAL_GROUP, "propertyNames", "required", "type"}
+    handled = {
+        *_OBJECT_GROUP,
+        *_ARRAY_GROUP,
+        *_CONDITIONAL_GROUP,
+        *_CONTAINS_GROUP,
+        "propertyNames",
+        "required",
+        "type",
+    }
     for key, value in b.items():
         if key in handled:
             continue
