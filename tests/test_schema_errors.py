@@ -312,3 +312,22 @@ def test_max_contains_over_objects_of_fixed_key_order_is_refused() -> None:
     assert any("'maxContains' at #" in w for w in result.warnings)
     dfa = compile_ir(result.node)
     assert dfa.accepts(b'[{"a":1,"b":2}]') and not dfa.accepts(b"[1]")
+
+
+@pytest.mark.parametrize(
+    ("schema", "pointer"),
+    [
+        ({"allOf": [5]}, "#/allOf/0"),
+        ({"propertyNames": 7}, "#/propertyNames"),
+        ({"properties": {"a": {}}, "patternProperties": {"a": 5}}, "#/patternProperties/a"),
+        ({"contains": "x"}, "#/contains"),
+        ({"anyOf": [3]}, "#/anyOf/0"),
+        ({"dependentSchemas": {"a": 4}}, "#/dependentSchemas/a"),
+    ],
+)
+def test_a_subschema_that_is_not_a_schema_is_a_clear_error(schema: dict[str, object], pointer: str) -> None:
+    """Numbers or strings where a schema belongs are refused naming the place (``allOf: [5]`` used
+    to end in a TypeError traceback)."""
+    with pytest.raises(UnsupportedError) as caught:
+        compile_ir(compile_schema_ir(schema).node)
+    assert pointer in str(caught.value)

@@ -394,6 +394,10 @@ class _Walk:
                     return None
                 pushed.append(target_pointer)
                 branch_where = target_pointer
+            if not isinstance(schema, (dict, bool)):
+                raise UnsupportedError(
+                    f"schema {schema!r}", "a schema must be an object or a boolean", where=branch_where
+                )
             if isinstance(schema, dict) and not ("enum" in schema or "const" in schema):
                 schema = self.clean(schema, branch_where)
                 if "allOf" in schema:
