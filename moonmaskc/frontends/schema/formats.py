@@ -208,12 +208,22 @@ class _UriParts:
     """The pieces of RFC 3986 that ``uri`` and ``uri-reference`` share."""
 
     authority: ir.Node
-    segment: ir.Node
     segment_nonempty: ir.Node
     path_abempty: ir.Node
     path_absolute: ir.Node
     tail: ir.Node  # [ "?" query ] [ "#" fragment ]
     segment_nonempty_no_colon: ir.Node
+
+    def hierarchy(self, first_segment: ir.Node) -> ir.Node:
+        """``"//" authority path-abempty / path-absolute / first-segment path-abempty / empty``:
+        a URI's hier-part (first segment: any ``segment-nz``) or a relative reference's relative
+        part (``segment-nz-nc``, no colon)."""
+        return ir.alt(
+            ir.seq(ir.text("//"), self.authority, self.path_abempty),
+            self.path_absolute,
+            ir.seq(first_segment, self.path_abempty),
+            ir.EPSILON,
+        )
 
 
 @cache
@@ -235,7 +245,6 @@ def _uri_parts() -> _UriParts:
     query = ir.star(ir.alt(pchar, _chars("/?")))
     return _UriParts(
         authority=authority,
-        segment=segment,
         segment_nonempty=segment_nonempty,
         path_abempty=path_abempty,
         path_absolute=ir.seq(ir.text("/"), _opt(ir.seq(segment_nonempty, path_abempty))),
@@ -247,28 +256,14 @@ def _uri_parts() -> _UriParts:
 def _uri() -> ir.Node:
     parts = _uri_parts()
     scheme = ir.seq(ALPHA, ir.star(_alnum_and("+-.")))
-    path_rootless = ir.seq(parts.segment_nonempty, parts.path_abempty)
-    hier_part = ir.alt(
-        ir.seq(ir.text("//"), parts.authority, parts.path_abempty),
-        parts.path_absolute,
-        path_rootless,
-        ir.EPSILON,
-    )
-    return ir.seq(scheme, ir.text(":"), hier_part, parts.tail)
+    return ir.seq(scheme, ir.text(":"), parts.hierarchy(parts.segment_nonempty), parts.tail)
 
 
 def _uri_reference() -> ir.Node:
     """RFC 3986 URI-reference: a URI or a relative reference (whose first segment has no colon,
     so that it cannot be read as a scheme)."""
     parts = _uri_parts()
-    path_noscheme = ir.seq(parts.segment_nonempty_no_colon, parts.path_abempty)
-    relative_part = ir.alt(
-        ir.seq(ir.text("//"), parts.authority, parts.path_abempty),
-        parts.path_absolute,
-        path_noscheme,
-        ir.EPSILON,
-    )
-    return ir.alt(_uri(), ir.seq(relative_part, parts.tail))
+    return ir.alt(_uri(), ir.seq(parts.hierarchy(parts.segment_nonempty_no_colon), parts.tail))
 
 
 FORMATS: dict[str, Callable[[], ir.Node]] = {
