@@ -882,16 +882,13 @@ class _Walk:
         """The language of one member whose key is not declared: its key is any canonical string
         but the declared keys (and allowed by ``propertyNames``), its value valid for the schema
         of every pattern that matches the key, or for ``additionalProperties`` where none does."""
+        if extra_schema is False and not patterns:
+            return None  # no undeclared key may appear
         extra_where = pointer_child(where, "additionalProperties")
-        if not patterns and names is None:
-            if extra_schema is False:
-                return None
-            value = self.share(self.node(extra_schema, extra_where))
-            return None if is_empty_node(value) else self.layout.member(self.other_keys(keys), value)
-        undeclared = self.other_keys(keys).dfa
+        undeclared = self.other_keys(keys)
         if names is not None:
-            named = (undeclared, names)
-            undeclared = self.derived("named keys", named, lambda: intersect(*named, self.limits)).dfa
+            named = (undeclared.dfa, names)
+            undeclared = self.derived("named keys", named, lambda: intersect(*named, self.limits))
         parts: list[ir.Node] = []
         for indexes, region in self.key_regions(undeclared, [p.keys for p in patterns], where):
             if not indexes and extra_schema is False:
@@ -903,17 +900,20 @@ class _Walk:
         return ir.alt(*parts) if parts else None
 
     def key_regions(
-        self, undeclared: DFA, patterns: list[DFA], where: str
+        self, undeclared: ir.Automaton, patterns: list[DFA], where: str
     ) -> list[tuple[tuple[int, ...], ir.Automaton]]:
         """``property_keys.key_regions`` as leaves, once per inputs (see ``derived``): an object
-        schema reached from several places gives the same automata, so its IR is shared."""
-        inputs = (undeclared, *patterns)
+        schema reached from several places gives the same automata, so its IR is shared. Without
+        patterns the one region is ``undeclared`` itself."""
+        if not patterns:
+            return [((), undeclared)]
+        inputs = (undeclared.dfa, *patterns)
         key = tuple(map(id, inputs))
         found = self._regions.get(key)
         if found is None:
             regions = [
                 (indexes, ir.Automaton(region, f"keys of patternProperties {list(indexes)}"))
-                for indexes, region in key_regions(undeclared, patterns, self.limits, where)
+                for indexes, region in key_regions(undeclared.dfa, patterns, self.limits, where)
             ]
             found = self._regions[key] = (regions, inputs)  # inputs kept alive
         return found[0]
