@@ -80,8 +80,7 @@ LANGUAGES: dict[str, Callable[[], DFA]] = {
 
 def packing_seconds(table: TokenTable) -> float:
     """Best of 3: packing the mask rows from the classes each row allows (part of ``build_ms``)."""
-    _, first_states = np.unique(table.state_row, return_index=True)
-    allowed_classes = table.class_next[first_states] != 0
+    allowed_classes = table.row_classes()
     best = float("inf")
     for _ in range(3):
         started = time.perf_counter()

@@ -111,6 +111,12 @@ class TokenTable:
             self._allowed_cache[row] = ids
         return ids
 
+    def row_classes(self) -> np.ndarray:
+        """bool[rows, classes]: the token classes each mask row allows (read from the first state
+        of each row), what ``packed_masks`` packs into ``mask_rows``."""
+        _, first_state = np.unique(self.state_row, return_index=True)
+        return self.class_next[first_state] != 0
+
     def next_of(self, state: int) -> np.ndarray:
         """The state each token of ``allowed(state)`` leads to, in the same order."""
         return self.class_next[state][self.token_class[self.allowed(state)]]
@@ -164,13 +170,13 @@ class TokenTable:
             raise ValueError("the dead state or the never-allowed class 0 leads somewhere")
         if self.state_row.min(initial=0) < 0 or self.state_row.max(initial=0) >= rows:
             raise ValueError("state rows point outside the mask rows")
-        used, first_state = np.unique(self.state_row, return_index=True)
-        if len(used) != rows:
+        row_classes = self.row_classes()
+        if len(row_classes) != rows:
             raise ValueError("some mask rows belong to no state")
         allowed_classes = np.packbits(self.class_next != 0, axis=1)
-        if not np.array_equal(allowed_classes, allowed_classes[first_state[self.state_row]]):
+        if not np.array_equal(allowed_classes, np.packbits(row_classes, axis=1)[self.state_row]):
             raise ValueError("states that share a mask row allow different tokens")
-        expected = packed_masks(self.class_next[first_state] != 0, self.token_class)
+        expected = packed_masks(row_classes, self.token_class)
         if not np.array_equal(expected, self.mask_rows):
             raise ValueError("mask rows disagree with the next-state table")
 
