@@ -41,7 +41,7 @@ Outcome = tuple[str, float, int, str]
 
 
 def _moonmaskc_compile(text: str, lenient: bool) -> tuple[int, str]:
-    from moonmaskc.dfa import compile_ir
+    from moonmaskc.automata.build import compile_ir
     from moonmaskc.errors import MoonmaskError
     from moonmaskc.frontends.schema import compile_schema_ir
 

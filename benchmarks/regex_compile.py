@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from moonmaskc.dfa import compile_ir
+from moonmaskc.automata.build import compile_ir
 from moonmaskc.frontends import regex
 
 WORDS_1000 = "|".join(

@@ -30,7 +30,8 @@ from json_like import tool_call_like, user_like
 
 from moonmaskc import compile_schema
 from moonmaskc.artifact import Artifact
-from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
 from moonmaskc.runtime import load
 from moonmaskc.token_masks import packed_masks
 from moonmaskc.token_table import TokenTable, build_token_table

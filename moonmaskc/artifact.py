@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from moonmaskc.dfa import DFA
+from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import ArtifactError
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """The shared intermediate representation: regular languages over bytes.
 
 Takes: calls from the front ends (regex, GBNF, JSON Schema). Hands on: immutable, hashable nodes
-that the NFA builder (``moonmaskc.nfa``) compiles, and that ``to_regex`` prints back as regex text
-(so that ``inspect`` shows the grammar really built).
+that the NFA builder (``moonmaskc.automata.thompson``) compiles, and that ``to_regex`` prints back
+as regex text (so that ``inspect`` shows the grammar really built).
 
 Nodes:
 - ``ByteSet(mask)``: one byte out of a set; ``mask`` is a 256-bit integer (bit b set = byte b
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from moonmaskc.dfa import DFA
+    from moonmaskc.automata.dfa import DFA
 
 FULL_MASK = (1 << 256) - 1
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from moonmaskc import ir
 from moonmaskc.artifact import Artifact
-from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import LimitError, MoonmaskError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.gc_pause import collector_paused

@@ -29,7 +29,7 @@ from moonmaskc.errors import LimitError
 from moonmaskc.limits import DEFAULT_MAX_TABLE_CELLS
 
 if TYPE_CHECKING:
-    from moonmaskc.dfa import DFA
+    from moonmaskc.automata.dfa import DFA
     from moonmaskc.trie import ByteTrie
 
 GATHER_CELLS_PER_BATCH = 1 << 18

@@ -35,7 +35,7 @@ from moonmaskc.token_classes import DEFAULT_MAX_TABLE_CELLS, token_classes
 from moonmaskc.token_masks import distinct_rows, packed_masks
 
 if TYPE_CHECKING:
-    from moonmaskc.dfa import DFA
+    from moonmaskc.automata.dfa import DFA
     from moonmaskc.trie import ByteTrie
     from moonmaskc.vocabulary import Vocabulary
 

@@ -15,12 +15,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonmaskc import dfa as dfa_module
-from moonmaskc import dfa_ops, ir
-from moonmaskc.dfa import DFA, compile_ir, determinize, equivalent_state_pairs, minimize
+from moonmaskc import ir
+from moonmaskc.automata import determinize as determinize_module
+from moonmaskc.automata import distances as distances_module
+from moonmaskc.automata import minimize as minimize_module
+from moonmaskc.automata import product as dfa_ops
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.determinize import determinize
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.minimize import equivalent_state_pairs, minimize
+from moonmaskc.automata.sample import sample
+from moonmaskc.automata.thompson import build_nfa
 from moonmaskc.errors import LimitError
 from moonmaskc.limits import Limits
-from moonmaskc.nfa import build_nfa
 
 ALPHABET = b"abc"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "schemas"
@@ -127,7 +134,7 @@ def test_united_groups_follow_class_by_class_union(sources: list[list[tuple[int,
                 kept.append((bits & ~taken, targets))
                 taken |= bits
         disjoint_sources.append(kept)
-    united = dfa_module._united(disjoint_sources)
+    united = determinize_module._united(disjoint_sources)
     expected: dict[int, frozenset[int]] = {}
     for source in disjoint_sources:
         for bits, targets in source:
@@ -152,12 +159,12 @@ def _compiled_both_ways(node: ir.Node) -> tuple[DFA, DFA]:
     """``node`` minimised by refinement over successor blocks (the usual path) and by Hopcroft
     alone (the refinement given no budget, so it hands its seed to Hopcroft at once)."""
     refined = compile_ir(node)
-    saved = dfa_module.REFINE_CHECKS_PER_STATE
-    dfa_module.REFINE_CHECKS_PER_STATE = 0
+    saved = minimize_module.REFINE_CHECKS_PER_STATE
+    minimize_module.REFINE_CHECKS_PER_STATE = 0
     try:
         hopcroft = compile_ir(node)
     finally:
-        dfa_module.REFINE_CHECKS_PER_STATE = saved
+        minimize_module.REFINE_CHECKS_PER_STATE = saved
     return refined, hopcroft
 
 
@@ -184,10 +191,10 @@ def test_refinement_and_hopcroft_agree_on_example_schemas(name: str) -> None:
 
     schema = json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
     node = compile_schema_ir(schema).node
-    tables = dfa_module._subset_tables(build_nfa(node), Limits())
-    seed = dfa_module._seed_partition(tables)
+    tables = determinize_module._subset_tables(build_nfa(node), Limits())
+    seed = minimize_module._seed_partition(tables)
     assert max(seed) + 1 < len(seed)  # something is left to refine
-    _, stable = dfa_module._refined_by_successors(tables, list(seed), 8 * len(seed))
+    _, stable = minimize_module._refined_by_successors(tables, list(seed), 8 * len(seed))
     assert stable  # the usual path, not the fallback
     refined, hopcroft = _compiled_both_ways(node)
     assert_same_dfa(refined, hopcroft)
@@ -200,8 +207,8 @@ def test_seed_partition_keeps_equivalent_states_together(node: ir.Node) -> None:
     """The seed (acceptance, completion lengths, live classes, longest stay in the block) may only
     hold invariants of equivalence: states that Moore's refinement on the dense table finds
     equivalent share a seed block."""
-    tables = dfa_module._subset_tables(build_nfa(node), Limits())
-    seed = dfa_module._seed_partition(tables)
+    tables = determinize_module._subset_tables(build_nfa(node), Limits())
+    seed = minimize_module._seed_partition(tables)
     for first, other in equivalent_state_pairs(tables.to_dfa(merge_columns=False)):
         assert seed[first] == seed[other]
 
@@ -212,10 +219,10 @@ def test_completion_lengths_against_a_walk_of_the_dense_table(node: ir.Node) -> 
     """Shortest and longest completion of every state, against a recursive walk of the dense
     table: the longest is -1 where a cycle is in reach (and for the dead state), else one more
     than the longest of the successors (0 with none)."""
-    tables = dfa_module._subset_tables(build_nfa(node), Limits())
+    tables = determinize_module._subset_tables(build_nfa(node), Limits())
     dfa = tables.to_dfa(merge_columns=False)
     successors = [sorted({int(t) for t in row if t}) for row in dfa.transitions]
-    shortest, longest = dfa_module._completion_lengths(tables.predecessors, tables.accepting)
+    shortest, longest = distances_module._completion_lengths(tables.predecessors, tables.accepting)
 
     @cache
     def longest_from(state: int, on_path: frozenset[int]) -> int:
@@ -247,8 +254,8 @@ def test_seed_partition_tells_a_chain_apart_in_one_pass() -> None:
     from moonmaskc.frontends import regex
 
     node = regex.parse(r"[a-z0-9]+(\.[a-z0-9]+)*\.[a-z]{2,24}").node
-    tables = dfa_module._subset_tables(build_nfa(node), Limits())
-    seed = dfa_module._seed_partition(tables)
+    tables = determinize_module._subset_tables(build_nfa(node), Limits())
+    seed = minimize_module._seed_partition(tables)
     assert max(seed) + 1 == len(seed) == compile_ir(node).num_states
 
 
@@ -359,7 +366,7 @@ def test_empty_language_has_dead_start() -> None:
 def test_sample_returns_accepted_strings() -> None:
     dfa = compile_ir(ir.seq(ir.text("x"), ir.star(ir.alt(ir.text("ab"), ir.text("c"))), ir.text("y")))
     rng = random.Random(7)
-    samples = [dfa_ops.sample(dfa, rng, max_len=20) for _ in range(200)]
+    samples = [sample(dfa, rng, max_len=20) for _ in range(200)]
     assert all(s is not None and dfa.accepts(s) for s in samples)
     assert len(set(samples)) > 20
 

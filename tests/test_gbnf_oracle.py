@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import LimitError
 from moonmaskc.frontends import gbnf
 from moonmaskc.frontends.gbnf_to_lark import earley_recognizer

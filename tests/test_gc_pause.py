@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from moonmaskc import compile_regex
-from moonmaskc.dfa import compile_ir
+from moonmaskc.automata.build import compile_ir
 from moonmaskc.errors import MoonmaskError
 from moonmaskc.frontends.regex import parse
 from moonmaskc.gc_pause import collector_paused

@@ -19,8 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moonmaskc.dfa import DFA, compile_ir
-from moonmaskc.dfa_ops import sample
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.sample import sample
 from moonmaskc.errors import SourceError
 from moonmaskc.frontends.regex import parse, parse_search
 

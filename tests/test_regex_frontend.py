@@ -1,6 +1,6 @@
 """The regex front end, feature by feature, against Python's ``re`` (with ``re.ASCII``) as oracle.
 
-Every language check compiles the IR to a minimal DFA (``moonmaskc.dfa.compile_ir``) and compares
+Every language check compiles the IR to a minimal DFA (``moonmaskc.automata.build.compile_ir``) and compares
 its verdict with ``re.fullmatch`` / ``re.search`` on candidate strings; errors are checked for
 their class, the construct they name and the position of the caret.
 """
@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from moonmaskc import ir
-from moonmaskc.dfa import DFA, compile_ir
-from moonmaskc.dfa_ops import sample
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.sample import sample
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends.regex import parse, parse_search
 from moonmaskc.limits import Limits
@@ -393,12 +394,12 @@ def test_search_of_many_alternatives_shares_one_prefix() -> None:
     """An unanchored alternation of words (a real schema's ``pattern``) is searched as one
     ``.*(w1|w2|...).*``: the subset construction stays near the minimal DFA. With a ``.*`` per
     word it tracked every word's copy of ``.*`` apart: 5,313 subset states for 8 words."""
-    from moonmaskc import dfa as dfa_module
-    from moonmaskc.nfa import build_nfa
+    from moonmaskc.automata.determinize import _subset_tables
+    from moonmaskc.automata.thompson import build_nfa
 
     words = [f"INTERVAL_{suffix}" for suffix in ("TICK", "M1", "M2", "M3", "M4", "M5", "M10", "H1")]
     node = parse_search("|".join(words))
-    subset_states = len(dfa_module._subset_tables(build_nfa(node), Limits()).groups)
+    subset_states = len(_subset_tables(build_nfa(node), Limits()).groups)
     assert subset_states < 2 * compile_ir(node).num_states
     assert parse_search("a|^b|c$|d|^e") == ir.alt(
         ir.seq(ir.star(_any_char()), ir.alt(ir.text("a"), ir.text("d")), ir.star(_any_char())),

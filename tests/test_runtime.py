@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from moonmaskc import ir
 from moonmaskc.artifact import Artifact
-from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import ArtifactError, RuntimeInputError, VocabularyError
 from moonmaskc.runtime import Guide, load
 from moonmaskc.token_table import build_token_table

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from moonmaskc.dfa import compile_ir
+from moonmaskc.automata.build import compile_ir
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends.schema import compile_schema_ir, load_schema_file
 from moonmaskc.frontends.schema.keywords import REFUSED

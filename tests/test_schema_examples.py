@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
-from moonmaskc.dfa import compile_ir
-from moonmaskc.dfa_ops import sample
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.sample import sample
 from moonmaskc.frontends.schema import compile_schema_ir, load_schema_file
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples" / "schemas").glob("*.json"))

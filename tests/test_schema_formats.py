@@ -22,8 +22,9 @@ import jsonschema
 import numpy as np
 import pytest
 
-from moonmaskc.dfa import DFA, compile_ir
-from moonmaskc.dfa_ops import sample
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.sample import sample
 from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema.formats import (
     EMAIL_LOCAL_MAX_LENGTH,
@@ -454,7 +455,7 @@ def test_unknown_format_is_an_error() -> None:
 def test_format_string_dfa_is_the_string_body_restricted_to_the_format(name: str) -> None:
     """The memoised constant equals the intersection computed afresh (minimal DFAs in canonical
     numbering are equal exactly when the languages are)."""
-    from moonmaskc.dfa_ops import intersect
+    from moonmaskc.automata.product import intersect
     from moonmaskc.frontends.schema.canonical import STRING_BODY
     from moonmaskc.frontends.schema.formats import format_string_dfa
     from moonmaskc.limits import Limits

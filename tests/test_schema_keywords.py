@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker, validators
 
 from moonmaskc import ir
-from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.frontends.schema.canonical import serialize
 from tests.conftest import data_path

@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from moonmaskc import ir
-from moonmaskc.dfa import DFA, compile_ir
-from moonmaskc.dfa_ops import sample
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.sample import sample
 from moonmaskc.errors import LimitError, UnsupportedError
 from moonmaskc.frontends.schema.numbers import integer_node, number_node
 from moonmaskc.frontends.schema.numbers_multiple import step_parts

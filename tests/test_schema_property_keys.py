@@ -8,8 +8,9 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonmaskc.dfa import DFA, compile_ir
-from moonmaskc.dfa_ops import is_empty
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.product import is_empty
 from moonmaskc.frontends import regex
 from moonmaskc.frontends.schema.property_keys import key_regions, matching_patterns
 from moonmaskc.limits import Limits

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
 
-from moonmaskc.dfa import compile_ir
+from moonmaskc.automata.build import compile_ir
 from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema import compile_schema_ir
 

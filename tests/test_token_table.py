@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from moonmaskc import ir, utf8
-from moonmaskc.dfa import DFA, compile_ir
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
 from moonmaskc.token_table import TokenTable, build_token_table
 from moonmaskc.trie import build_trie
 from moonmaskc.vocabulary import Vocabulary, bytes_vocabulary, load_vocabulary

@@ -16,8 +16,8 @@ import numpy as np
 from rich.table import Table
 
 from moonmaskc.artifact import Artifact
+from moonmaskc.automata.dfa import DFA
 from moonmaskc.cli import console
-from moonmaskc.dfa import DFA
 
 
 def describe_states(dfa: DFA, limit: int | None) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from moonmaskc import ir, utf8
-from moonmaskc.dfa import compile_ir
+from moonmaskc.automata.build import compile_ir
 from moonmaskc.errors import LimitError, UnsupportedError
 from moonmaskc.frontends.gbnf_ast import (
     Alternatives,

@@ -24,8 +24,9 @@ from functools import cache, cached_property
 from typing import Any
 
 from moonmaskc import ir
-from moonmaskc.dfa import DFA, compile_ir
-from moonmaskc.dfa_ops import difference, intersect, is_empty, product
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.product import difference, intersect, is_empty, product
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.schema import canonical

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from moonmaskc import ir
-from moonmaskc.dfa import DFA, compile_ir
-from moonmaskc.dfa_ops import difference, intersect
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.product import difference, intersect
 from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema.canonical import STRING_BODY
 from moonmaskc.frontends.schema.numbers_ranges import fixed_length_range

@@ -21,8 +21,8 @@ import math
 from decimal import Decimal
 
 from moonmaskc import ir
-from moonmaskc.dfa import compile_ir
-from moonmaskc.dfa_ops import intersect
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.product import intersect
 from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema.numbers_multiple import multiple_of_dfa
 from moonmaskc.frontends.schema.numbers_ranges import Bound, integer_range, magnitude_interval

@@ -19,7 +19,9 @@ from decimal import Decimal
 
 import numpy as np
 
-from moonmaskc.dfa import DFA, minimize, prune
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.distances import prune
+from moonmaskc.automata.minimize import minimize
 from moonmaskc.errors import LimitError
 from moonmaskc.limits import Limits
 

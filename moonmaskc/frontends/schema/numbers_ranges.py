@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from moonmaskc import ir
-from moonmaskc.dfa import compile_ir
+from moonmaskc.automata.build import compile_ir
 
 DIGIT = ir.byte_range(0x30, 0x39)
 NONZERO_DIGIT = ir.byte_range(0x31, 0x39)

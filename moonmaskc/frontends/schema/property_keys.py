@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moonmaskc.dfa import DFA
-from moonmaskc.dfa_ops import difference, intersect, is_empty
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.product import difference, intersect, is_empty
 from moonmaskc.errors import LimitError
 from moonmaskc.limits import Limits
 

@@ -1,8 +1,7 @@
-"""Boolean operations on DFAs by product construction, and random sampling.
+"""Boolean operations on DFAs by product construction.
 
-Takes: pruned DFAs (``moonmaskc.dfa.DFA``, dead state 0) and ``Limits``. Hands on: new minimal DFAs
-for intersection, union, difference, "exactly one of", and emptiness / disjointness answers; plus
-``sample``, a random walk that returns an accepted byte string.
+Takes: pruned DFAs (``moonmaskc.automata.DFA``, dead state 0) and ``Limits``. Hands on: new minimal DFAs
+for intersection, union, difference, "exactly one of", and emptiness / disjointness answers.
 
 The product walks tuples of states reachable from the tuple of start states over the joint byte
 classes; a tuple whose combination can never accept (whatever the live members do next) is sent to
@@ -12,12 +11,13 @@ the dead state at once, so intersections stay small.
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from moonmaskc.dfa import DFA, minimize, prune
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.distances import prune
+from moonmaskc.automata.minimize import minimize
 from moonmaskc.errors import LimitError
 from moonmaskc.limits import Limits
 
@@ -210,30 +210,3 @@ def is_empty(dfa: DFA) -> bool:
 
 def disjoint(a: DFA, b: DFA, limits: Limits | None = None) -> bool:
     return is_empty(intersect(a, b, limits))
-
-
-def sample(dfa: DFA, rng: random.Random, max_len: int = 256, stop_probability: float = 0.25) -> bytes | None:
-    """A random accepted string: uniform over live bytes, stopping at accepting states with
-    ``stop_probability``; once ``max_len`` bytes are spent, only distance-decreasing bytes."""
-    if dfa.start == 0:
-        return None
-    state = dfa.start
-    out = bytearray()
-    rows = dfa.transitions.tolist()
-    classes = dfa.byte_class.tolist()
-    distance = dfa.distance.tolist()
-    accepting = dfa.accepting.tolist()
-    while True:
-        if accepting[state] and (len(out) >= max_len or rng.random() < stop_probability):
-            return bytes(out)
-        row = rows[state]
-        if len(out) >= max_len:
-            want = distance[state] - 1
-            choices = [b for b in range(256) if row[classes[b]] != 0 and distance[row[classes[b]]] == want]
-        else:
-            choices = [b for b in range(256) if row[classes[b]] != 0]
-        if not choices:
-            return bytes(out)
-        byte = rng.choice(choices)
-        out.append(byte)
-        state = row[classes[byte]]

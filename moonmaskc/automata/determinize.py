@@ -1,0 +1,141 @@
+"""Subset construction over byte classes, then pruning.
+
+Takes: an ``NFA`` and ``Limits``. Hands on: ``_Tables`` (grouped live edges; see
+``moonmaskc.automata.tables``), states numbered breadth-first from the start in class order, or a
+``DFA`` through ``determinize``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import islice
+
+from moonmaskc.automata.classes import _byte_classes
+from moonmaskc.automata.dfa import DFA, _merged_by_key
+from moonmaskc.automata.distances import _completion_lengths
+from moonmaskc.automata.tables import Groups, _pruned, _Tables
+from moonmaskc.automata.thompson import NFA
+from moonmaskc.errors import LimitError
+from moonmaskc.limits import Limits
+
+GroupedSets = list[tuple[int, frozenset[int]]]
+
+
+class _Moves:
+    """Per NFA state, where its byte classes lead: ``groups(state)`` is one ``(bits, set)`` pair per
+    distinct non-empty set of NFA states (the union of the closures of the edge targets on those
+    classes), ordered by lowest class (see ``_Tables``)."""
+
+    def __init__(self, nfa: NFA, covered: dict[int, int]) -> None:
+        self.nfa = nfa
+        self.covered = covered
+        self._groups: dict[int, GroupedSets] = {}
+
+    def groups(self, state: int) -> GroupedSets:
+        found = self._groups.get(state)
+        if found is None:
+            covered, closure, edges = self.covered, self.nfa.closure, self.nfa.edges[state]
+            if len(edges) == 1 or state in self.nfa.ordered_edges:  # already one group per edge, in order
+                found = [
+                    (covered[mask], targets)
+                    for mask, target in edges
+                    if covered[mask] and (targets := closure(target))
+                ]
+            else:
+                found = _united(
+                    [(covered[mask], targets)]
+                    for mask, target in edges
+                    if covered[mask] and (targets := closure(target))
+                )
+            self._groups[state] = found
+        return found
+
+
+def _united(alternatives: Iterable[GroupedSets]) -> GroupedSets:
+    """Where each class leads from any of several sources given as grouped sets: sources that move
+    on disjoint classes (a state inside an embedded automaton beside the state that follows it, say)
+    put their groups side by side; where two move on one class, every pair of their groups that
+    meets leads to the union of the two sets. One pair per distinct set, by lowest class."""
+    pairs: GroupedSets = []
+    seen = 0
+    for source in alternatives:
+        source_classes = 0
+        for bits, _ in source:
+            source_classes |= bits
+        if not source_classes & seen:
+            pairs.extend(source)
+        else:
+            united: GroupedSets = []
+            for bits, targets in pairs:
+                only_before = bits & ~source_classes
+                if only_before:
+                    united.append((only_before, targets))
+                if bits & source_classes:
+                    for source_bits, source_targets in source:
+                        both = bits & source_bits
+                        if both:
+                            united.append((both, targets | source_targets))
+            for source_bits, source_targets in source:
+                only_source = source_bits & ~seen
+                if only_source:
+                    united.append((only_source, source_targets))
+            pairs = united
+        seen |= source_classes
+    if len(pairs) < 2:
+        return pairs
+    pairs = _merged_by_key(pairs)
+    pairs.sort(key=_lowest_bit)
+    return pairs
+
+
+def _lowest_bit(pair: tuple[int, frozenset[int]]) -> int:
+    return pair[0] & -pair[0]
+
+
+def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
+    """Subset construction over byte classes, pruned; classes numbered in byte order."""
+    class_of, covered = _byte_classes(nfa)
+    groups, sets, start = _subsets(nfa, _Moves(nfa, covered), limits)
+    final = nfa.final
+    accepting = [final in members for members in sets]
+    tables = _Tables(groups, max(class_of) + 1, class_of, accepting, start, [])
+    tables.distance, tables.longest = _completion_lengths(tables.predecessors, accepting)
+    return _pruned(tables)
+
+
+def _subsets(nfa: NFA, moves: _Moves, limits: Limits) -> tuple[list[Groups], list[frozenset[int]], int]:
+    """The reachable sets of NFA states (the empty set, dead, first) and their grouped live edges;
+    states are numbered breadth-first from the start, in class order."""
+    dead: frozenset[int] = frozenset()
+    ids: dict[frozenset[int], int] = {dead: 0}
+    keys: list[frozenset[int]] = [dead]
+    start_key = nfa.closure(nfa.start)
+    start = ids.setdefault(start_key, len(keys))
+    if start == len(keys):
+        keys.append(start_key)
+    all_groups: list[Groups] = [[]]
+    groups_of = moves.groups
+    for key in islice(keys, 1, None):  # grows while it is walked
+        pairs = groups_of(next(iter(key))) if len(key) == 1 else _united(map(groups_of, key))
+        row: Groups = []
+        for bits, target_key in pairs:  # by lowest class: new states numbered in class order
+            target = ids.get(target_key)
+            if target is None:
+                target = len(keys)
+                if target > limits.max_states:
+                    raise LimitError(
+                        "max_states",
+                        limits.max_states,
+                        f"the DFA needs more than {limits.max_states} states",
+                        flag="--max-states",
+                    )
+                ids[target_key] = target
+                keys.append(target_key)
+            row.append((bits, target))
+        all_groups.append(row)
+    return all_groups, keys, start
+
+
+def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
+    """Subset construction over byte classes, then pruning (not minimised, classes not merged)."""
+    return _subset_tables(nfa, limits or nfa.limits).to_dfa(merge_columns=False)

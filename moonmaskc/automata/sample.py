@@ -1,0 +1,39 @@
+"""Random accepted strings of a DFA.
+
+Takes: a pruned ``DFA`` and a ``random.Random``. Hands on: an accepted byte string (``None`` for
+an empty language): uniform over live bytes, stopping at accepting states at random, and once the
+length budget is spent, only bytes that bring acceptance nearer.
+"""
+
+from __future__ import annotations
+
+import random
+
+from moonmaskc.automata.dfa import DFA
+
+
+def sample(dfa: DFA, rng: random.Random, max_len: int = 256, stop_probability: float = 0.25) -> bytes | None:
+    """A random accepted string: uniform over live bytes, stopping at accepting states with
+    ``stop_probability``; once ``max_len`` bytes are spent, only distance-decreasing bytes."""
+    if dfa.start == 0:
+        return None
+    state = dfa.start
+    out = bytearray()
+    rows = dfa.transitions.tolist()
+    classes = dfa.byte_class.tolist()
+    distance = dfa.distance.tolist()
+    accepting = dfa.accepting.tolist()
+    while True:
+        if accepting[state] and (len(out) >= max_len or rng.random() < stop_probability):
+            return bytes(out)
+        row = rows[state]
+        if len(out) >= max_len:
+            want = distance[state] - 1
+            choices = [b for b in range(256) if row[classes[b]] != 0 and distance[row[classes[b]]] == want]
+        else:
+            choices = [b for b in range(256) if row[classes[b]] != 0]
+        if not choices:
+            return bytes(out)
+        byte = rng.choice(choices)
+        out.append(byte)
+        state = row[classes[byte]]
