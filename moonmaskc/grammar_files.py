@@ -1,7 +1,7 @@
 """Locates the Lark grammar files that the front ends load.
 
-Takes: a grammar file name such as ``regex.lark``. Hands on: its text. Installed wheels carry the
-files in ``moonmaskc/grammars/``; a source checkout keeps them in the top-level ``grammars/``.
+Takes: a grammar file name such as ``regex.lark``. Hands on: its text, from ``moonmaskc/grammars/``
+(package data, in a checkout and in an installed wheel alike).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
-_SEARCH = (_PACKAGE_DIR / "grammars", _PACKAGE_DIR.parent / "grammars")
+_SEARCH = (_PACKAGE_DIR / "grammars",)
 
 
 @cache

@@ -6,7 +6,7 @@ that *contain* a match (JSON Schema ``pattern`` semantics). Both are built from 
 constructors of ``moonmaskc.ir``; code points are compiled to UTF-8 byte sequences through
 ``moonmaskc.utf8``, so no IR built here ever accepts invalid UTF-8.
 
-The syntax lives in ``grammars/regex.lark`` (loaded once with Lark LALR); the ``_IRBuilder``
+The syntax lives in ``moonmaskc/grammars/regex.lark`` (loaded once with Lark LALR); the ``_IRBuilder``
 callbacks run inline while Lark parses (no parse tree is built) and give each rule and token its
 meaning; what one parse needs besides the tokens (pattern, limits, flavor) sits in a context
 variable, so the one parser serves every thread. ``docs/regex.md`` is the user-facing reference. Decisions
