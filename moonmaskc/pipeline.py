@@ -20,6 +20,7 @@ from moonmaskc.errors import LimitError, MoonmaskError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
+from moonmaskc.automata.native import core_name
 from moonmaskc.version import __version__
 
 if TYPE_CHECKING:
@@ -159,6 +160,7 @@ def _compile_source(
         "grammar": grammar[:GRAMMAR_TEXT_LIMIT],
         "grammar_truncated": len(grammar) > GRAMMAR_TEXT_LIMIT,
         "compiler": f"moonmaskc {__version__}",
+        "core": core_name(),
         "timings": {"frontend_s": round(frontend_seconds, 6), "dfa_s": round(dfa_seconds, 6)},
     }
     artifact = Artifact(dfa, metadata)
@@ -203,6 +205,7 @@ def link(
         "eos_id": vocabulary.eos_id,
         "fingerprint": vocabulary.fingerprint,
     }
+    artifact.metadata["token_table_core"] = core_name()
     artifact.metadata.setdefault("timings", {})["token_table_s"] = round(time.perf_counter() - started, 6)
     return artifact
 

@@ -29,3 +29,19 @@ def data_path(*parts: str) -> Path:
 settings.register_profile("default", derandomize=True, deadline=None)
 settings.register_profile("explore", derandomize=False, deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """``MOONMASKC_EXPECT_PACKAGE_IN``: the run must test the package (and its native core) found in
+    that folder, as CI's bounds-checked build of the native core does; fail at once otherwise."""
+    expected = os.environ.get("MOONMASKC_EXPECT_PACKAGE_IN")
+    if not expected:
+        return
+    import moonmaskc
+    from moonmaskc.automata.native import native_built
+
+    found = Path(moonmaskc.__file__).resolve()
+    if not found.is_relative_to(Path(expected).resolve()):
+        raise pytest.UsageError(f"moonmaskc was imported from {found}, not from {expected}")
+    if not native_built():
+        raise pytest.UsageError(f"the native core in {expected} is not built")

@@ -3,7 +3,7 @@
 Takes: the environment (``MOONMASKC_PURE=1`` forces the pure path) and whether the Cython
 extensions in ``moonmaskc/automata/_native`` were built at install. Hands on: ``native(name)``,
 the compiled module ``name`` or ``None`` when the pure path is to run, and ``core_name()`` for
-``--version``, ``inspect`` and the artifact's metadata.
+the artifact's metadata and ``inspect``, ``core_description()`` for ``--version``.
 
 The environment is read at every call, so a test or a user can switch cores within one process.
 """
@@ -44,10 +44,18 @@ def native_built() -> bool:
 
 
 def core_name() -> str:
-    """``native`` or ``pure``, with the reason for ``pure``."""
+    """``native`` when every native module runs, else ``pure``."""
+    return "pure" if pure_forced() or not native_built() else "native"
+
+
+def core_description() -> str:
+    """The core that runs, with the reason when it is the pure one (for ``--version``)."""
     if pure_forced():
-        return f"pure ({PURE_ENV}=1)"
-    if not native_built():
-        missing = [name for name in NATIVE_MODULES if _import(name) is None]
-        return f"pure (native core not built: {', '.join(missing)} missing)"
-    return "native"
+        return f"pure-Python core ({PURE_ENV}=1)"
+    missing = [name for name in NATIVE_MODULES if _import(name) is None]
+    if missing:
+        return (
+            f"pure-Python core: the native core was not built ({', '.join(missing)} missing); "
+            "reinstall with a C compiler for the faster one"
+        )
+    return "native core"

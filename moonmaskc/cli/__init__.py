@@ -12,11 +12,14 @@ from moonmaskc.cli.compile_command import compile_command
 from moonmaskc.cli.inspect_command import inspect_command
 from moonmaskc.cli.match_command import match_command
 from moonmaskc.cli.sample_command import sample_command
+from moonmaskc.automata.native import core_description
 from moonmaskc.version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="moonmaskc")
+@click.version_option(
+    __version__, prog_name="moonmaskc", message=f"%(prog)s %(version)s, {core_description()}"
+)
 def main() -> None:
     """Compile regexes, GBNF grammars and JSON Schemas into token-mask artifacts."""
 

@@ -58,6 +58,8 @@ def summarize(artifact: Artifact, path: Path) -> dict[str, Any]:
         "grammar": meta.get("grammar"),
         "grammar_truncated": meta.get("grammar_truncated", False),
         "compiler": meta.get("compiler"),
+        "core": meta.get("core", "unrecorded"),
+        "token_table_core": meta.get("token_table_core"),
         "timings": meta.get("timings", {}),
         "vocabulary": meta.get("vocabulary"),
     }
@@ -135,7 +137,9 @@ def inspect_command(
         console.print_json({**summary, "state_table": states})
         return
     out = console.stdout
-    out.print(f"[bold]{artifact_path}[/]  ({summary['compiler']})")
+    out.print(f"[bold]{artifact_path}[/]  ({summary['compiler']}, {summary['core']} core)", markup=False)
+    if summary["token_table_core"] and summary["token_table_core"] != summary["core"]:
+        out.print(f"  token table linked by the {summary['token_table_core']} core", markup=False)
     for key in ("kind", "source_name"):
         if summary[key]:
             out.print(f"  {key}: {summary[key]}", markup=False)
