@@ -16,11 +16,11 @@ from moonmaskc import ir
 from moonmaskc.artifact import Artifact
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.native import core_name
 from moonmaskc.errors import LimitError, MoonmaskError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
-from moonmaskc.automata.native import core_name
 from moonmaskc.version import __version__
 
 if TYPE_CHECKING:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import click
 
+from moonmaskc.automata.native import core_description
 from moonmaskc.cli.compile_command import compile_command
 from moonmaskc.cli.inspect_command import inspect_command
 from moonmaskc.cli.match_command import match_command
 from moonmaskc.cli.sample_command import sample_command
-from moonmaskc.automata.native import core_description
 from moonmaskc.version import __version__
 
 
