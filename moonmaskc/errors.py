@@ -88,3 +88,13 @@ class VocabularyError(MoonmaskError):
 
 class RuntimeInputError(MoonmaskError):
     """Bad input to the runtime: NaN or +inf logits, a wrong length, an unknown state or token."""
+
+
+class MalformedArraysError(MoonmaskError, ValueError):
+    """Arrays handed to an automata stage (and so, possibly, to the native core) that break the
+    stage's contract: a wrong dtype, shape or layout, an index out of range, offsets that are not
+    monotone, a live or accepting dead state. Raised before any native code reads them."""
+
+
+MalformedDFAError = MalformedArraysError
+NFAArraysError = MalformedArraysError

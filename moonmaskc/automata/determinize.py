@@ -2,19 +2,27 @@
 
 Takes: an ``NFA`` and ``Limits``. Hands on: ``_Tables`` (grouped live edges; see
 ``moonmaskc.automata.tables``), states numbered breadth-first from the start in class order, or a
-``DFA`` through ``determinize``.
+``DFA`` through ``determinize``, or dense arrays through ``subset_arrays``.
+
+``determinize`` and ``subset_arrays`` run the native construction (``_native/determinize.pyx``,
+over ``NFA.to_arrays``) when it is built and not switched off (``MOONMASKC_PURE=1``), else the pure
+one; both give the same pruned DFA, numbered the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import islice
+from types import ModuleType
+
+import numpy as np
 
 from moonmaskc.automata.classes import _byte_classes
 from moonmaskc.automata.dfa import DFA, _merged_by_key
 from moonmaskc.automata.distances import _completion_lengths
+from moonmaskc.automata.native import native
 from moonmaskc.automata.tables import Groups, _pruned, _Tables
-from moonmaskc.automata.thompson import NFA
+from moonmaskc.automata.thompson import NFA, NFAArrays
 from moonmaskc.errors import LimitError
 from moonmaskc.limits import Limits
 
@@ -123,12 +131,7 @@ def _subsets(nfa: NFA, moves: _Moves, limits: Limits) -> tuple[list[Groups], lis
             if target is None:
                 target = len(keys)
                 if target > limits.max_states:
-                    raise LimitError(
-                        "max_states",
-                        limits.max_states,
-                        f"the DFA needs more than {limits.max_states} states",
-                        flag="--max-states",
-                    )
+                    raise _too_many_states(limits)
                 ids[target_key] = target
                 keys.append(target_key)
             row.append((bits, target))
@@ -136,6 +139,94 @@ def _subsets(nfa: NFA, moves: _Moves, limits: Limits) -> tuple[list[Groups], lis
     return all_groups, keys, start
 
 
+def _too_many_states(limits: Limits) -> LimitError:
+    return LimitError(
+        "max_states",
+        limits.max_states,
+        f"the DFA needs more than {limits.max_states} states",
+        flag="--max-states",
+    )
+
+
 def determinize(nfa: NFA, limits: Limits | None = None) -> DFA:
-    """Subset construction over byte classes, then pruning (not minimised, classes not merged)."""
-    return _subset_tables(nfa, limits or nfa.limits).to_dfa(merge_columns=False)
+    """Subset construction over byte classes, then pruning (not minimised, classes not merged).
+    The native construction when built, else the pure one: the same DFA either way."""
+    limits = limits or nfa.limits
+    module = native("determinize")
+    if module is None:
+        return _subset_tables(nfa, limits).to_dfa(merge_columns=False)
+    transitions, class_of, accepting, start, distance = _native_pruned(module, nfa, limits)
+    return DFA(transitions, class_of, accepting, start, distance)
+
+
+def subset_arrays(nfa: NFA, limits: Limits | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The subset construction as dense arrays, *pruned* on both paths (every state but 0 can reach
+    acceptance): ``(transitions int32[D, C], class_of int32[256], accepting bool[D], start)``,
+    states numbered breadth first from the start in class order, classes by their smallest byte
+    (not merged). Native when built, else the pure ``_subset_tables``; the same arrays either way."""
+    limits = limits or nfa.limits
+    module = native("determinize")
+    if module is None:
+        tables = _subset_tables(nfa, limits)
+        return (
+            tables.transitions(),
+            np.array(tables.class_of, dtype=np.int32),
+            np.array(tables.accepting, dtype=bool),
+            tables.start,
+        )
+    transitions, class_of, accepting, start, _ = _native_pruned(module, nfa, limits)
+    return transitions, class_of, accepting, start
+
+
+def native_subsets(arrays: NFAArrays, limits: Limits) -> tuple[np.ndarray, np.ndarray, int]:
+    """The native subset construction on checked arrays, *unpruned*: ``(transitions int32[D, C],
+    accepting bool[D], start)``, state 0 the empty set. Raises ``NFAArraysError`` on malformed
+    arrays, ``LimitError`` past ``limits.max_states``, ``RuntimeError`` when the native core is not
+    built (or ``MOONMASKC_PURE`` is set)."""
+    module = native("determinize")
+    if module is None:
+        raise RuntimeError("the native determinize module is not built (or MOONMASKC_PURE is set)")
+    return _native_unpruned(module, arrays, limits)
+
+
+def _native_unpruned(
+    module: ModuleType, arrays: NFAArrays, limits: Limits
+) -> tuple[np.ndarray, np.ndarray, int]:
+    arrays.check()  # nothing malformed reaches native code
+    try:
+        transitions, accepting, start = module.subsets(
+            arrays.num_states,
+            arrays.start,
+            arrays.final,
+            arrays.num_classes,
+            arrays.edge_offsets,
+            arrays.edge_class,
+            arrays.edge_target,
+            arrays.eps_offsets,
+            arrays.eps_target,
+            arrays.important,
+            limits.max_states,
+        )
+    except module.StateLimit:
+        raise _too_many_states(limits) from None
+    return transitions, accepting.view(bool), int(start)
+
+
+def _native_pruned(
+    module: ModuleType, nfa: NFA, limits: Limits
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
+    """Native subsets, pruned as ``_pruned`` prunes (the states that cannot reach acceptance go,
+    the others keep their order): transitions, class_of, accepting, start, distance."""
+    class_of, covered = _byte_classes(nfa)
+    arrays = nfa.to_arrays(class_of, covered)
+    transitions, accepting, start = _native_unpruned(module, arrays, limits)
+    distance = module.distances(transitions, accepting.view(np.uint8))
+    alive = distance >= 0
+    alive[0] = True
+    if not alive.all():
+        new_id = np.cumsum(alive, dtype=np.int32) - 1
+        new_id[~alive] = 0
+        kept = np.flatnonzero(alive)
+        transitions = new_id[transitions[kept]]
+        accepting, distance, start = accepting[kept], distance[kept], int(new_id[start])
+    return transitions, arrays.class_of, accepting, start, distance

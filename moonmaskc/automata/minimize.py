@@ -4,6 +4,10 @@ Takes: pruned ``_Tables`` or a pruned ``DFA``. Hands on: the minimal DFA, number
 then breadth-first from the start in class order. Seeds (acceptance, completion lengths, live
 classes, longest stay in a block) start refinement by successor blocks, with Hopcroft as the
 fallback.
+
+``minimal_dense`` takes a dense DFA as arrays, pruned or not, checks them and returns the same
+canonical minimal DFA; it (and so ``minimize``) runs in the native core when it is built: pruning
+and Hopcroft's refinement seeded by the distance to acceptance, on the dense table.
 """
 
 from __future__ import annotations
@@ -14,7 +18,17 @@ from itertools import islice
 import numpy as np
 
 from moonmaskc.automata.dfa import DFA, _merged_by_key
-from moonmaskc.automata.distances import _completion_lengths, _longest_paths
+from moonmaskc.automata.distances import (
+    MalformedDFAError,
+    _check_dead_state,
+    _checked_start,
+    _checked_table,
+    _checked_vector,
+    _completion_lengths,
+    _longest_paths,
+    _pure_prune,
+)
+from moonmaskc.automata.native import native
 from moonmaskc.automata.tables import Groups, _Tables
 
 # Refinement by successor blocks re-examines only the predecessors of states that moved; it is
@@ -251,7 +265,56 @@ def minimize(dfa: DFA) -> DFA:
     """The minimal DFA equivalent to ``dfa`` (which must be pruned), in canonical numbering."""
     if dfa.start == 0:
         return _empty_dfa()
+    if native("minimize") is not None:
+        return minimal_dense(dfa.transitions, dfa.byte_class, dfa.accepting, dfa.start)
     return _minimal(_Tables.of(dfa)).to_dfa()
+
+
+def minimal_dense(transitions: np.ndarray, byte_class: np.ndarray, accepting: np.ndarray, start: int) -> DFA:
+    """The canonical minimal DFA (columns merged, distances filled) of the dense DFA given by
+    ``transitions`` int32[states, classes], ``byte_class`` int32[256], ``accepting`` bool[states]
+    and ``start``, which need not be pruned but must have a dead state 0. Every array must be
+    C-contiguous with its values in range, else ``MalformedDFAError``. Columns not numbered by their
+    smallest byte are renumbered first (and columns that no byte uses dropped)."""
+    table = _checked_table(transitions)
+    num_states, num_classes = table.shape
+    classes = _checked_vector(byte_class, np.int32, 256, "byte_class")
+    if int(classes.view(np.uint32).max()) >= num_classes:
+        raise MalformedDFAError(f"a byte class is outside [0, {num_classes})")
+    flags = _checked_vector(accepting, np.bool_, num_states, "accepting")
+    first = _checked_start(start, num_states)
+    _check_dead_state(table, flags)
+    table, classes = _columns_by_smallest_byte(table, classes)
+    module = native("minimize")
+    if module is None:
+        pruned = _pure_prune(DFA(table, classes, flags, first))
+        if pruned.start == 0:
+            return _empty_dfa()
+        return _minimal(_Tables.of(pruned)).to_dfa()
+    found = module.minimal(table, flags.view(np.uint8), first)
+    if found is None:
+        return _empty_dfa()
+    minimal_table, minimal_accepting, distance = found
+    column_class = module.column_classes(minimal_table)  # as _merged_columns numbers them
+    if int(column_class.max()) + 1 < minimal_table.shape[1]:
+        _, kept = np.unique(column_class, return_index=True)
+        minimal_table = np.ascontiguousarray(minimal_table[:, kept])
+        classes = column_class[classes]
+    elif classes is byte_class:  # never share the caller's array
+        classes = classes.copy()
+    return DFA(minimal_table, classes, minimal_accepting, 1, distance)
+
+
+def _columns_by_smallest_byte(table: np.ndarray, byte_class: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``table`` and ``byte_class`` with the classes numbered by their smallest byte, the ones no
+    byte falls in dropped; the same arrays when they are numbered so already."""
+    present, first_byte = np.unique(byte_class, return_index=True)
+    if len(present) == table.shape[1] and bool(np.all(np.diff(first_byte) > 0)):
+        return table, byte_class
+    order = present[np.argsort(first_byte)]
+    rank = np.zeros(table.shape[1], dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return np.ascontiguousarray(table[:, order]), rank[byte_class]
 
 
 def _empty_dfa() -> DFA:

@@ -6,23 +6,75 @@ for intersection, union, difference, "exactly one of", and emptiness / disjointn
 The product walks tuples of states reachable from the tuple of start states over the joint byte
 classes; a tuple whose combination can never accept (whatever the live members do next) is sent to
 the dead state at once, so intersections stay small.
+
+The walk runs in the native core (``moonmaskc.automata._native.product``) when it is built and not
+switched off (``MOONMASKC_PURE=1``), for up to ``NATIVE_MAX_DFAS`` automata; else in Python (numpy
+for two automata). Both number the tuples alike, and the minimal DFAs are identical. Malformed DFA
+arrays raise ``MalformedDFAError`` on both paths.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from types import ModuleType
 
 import numpy as np
 
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.distances import prune
 from moonmaskc.automata.minimize import minimize
-from moonmaskc.errors import LimitError
+from moonmaskc.automata.native import native
+from moonmaskc.errors import LimitError, MalformedDFAError
 from moonmaskc.limits import Limits
 
 AcceptRule = Callable[[Sequence[bool]], bool]
 _MAX_LIVE_FOR_DEADNESS_CHECK = 12
+# The native walk takes the accept and hopeless rules as tables of 2^m entries; past this many
+# automata the pure walk (which decides them lazily) runs instead.
+NATIVE_MAX_DFAS = 16
+
+
+def _check_dfa(dfa: DFA, position: int) -> None:
+    """Raise ``MalformedDFAError`` unless ``dfa``'s arrays are what ``DFA`` promises."""
+
+    def fail(reason: str) -> MalformedDFAError:
+        return MalformedDFAError(f"automaton {position} of a product is malformed: {reason}")
+
+    transitions, byte_class, accepting = dfa.transitions, dfa.byte_class, dfa.accepting
+    for name, array, dtype in (
+        ("transitions", transitions, np.int32),
+        ("byte_class", byte_class, np.int32),
+        ("accepting", accepting, np.bool_),
+    ):
+        if not isinstance(array, np.ndarray) or array.dtype != dtype:
+            raise fail(f"{name} must be a numpy array of {np.dtype(dtype).name}")
+        if not array.flags.c_contiguous:
+            raise fail(f"{name} must be C-contiguous")
+    if transitions.ndim != 2 or transitions.shape[0] < 1 or transitions.shape[1] < 1:
+        raise fail(f"transitions must be 2-D with at least one state and one class, not {transitions.shape}")
+    num_states, num_classes = transitions.shape
+    if byte_class.shape != (256,):
+        raise fail(f"byte_class must have 256 entries, not shape {byte_class.shape}")
+    if accepting.shape != (num_states,):
+        raise fail(f"accepting must have one flag per state ({num_states}), not shape {accepting.shape}")
+    if int(transitions.min()) < 0 or int(transitions.max()) >= num_states:
+        raise fail(f"a transition leads outside the {num_states} states")
+    if int(byte_class.min()) < 0 or int(byte_class.max()) >= num_classes:
+        raise fail(f"a byte class lies outside the {num_classes} columns")
+    if not isinstance(dfa.start, int | np.integer) or not 0 <= dfa.start < num_states:
+        raise fail(f"start state {dfa.start} is outside the {num_states} states")
+    if accepting[0] or transitions[0].any():
+        raise fail("state 0 must be dead: never accepting, every transition back to 0")
+
+
+def _limit_error(count: int, limits: Limits) -> LimitError:
+    return LimitError(
+        "max_states",
+        limits.max_states,
+        f"a product of {count} automata needs more than {limits.max_states} states",
+        flag="--max-states",
+    )
 
 
 def _joint_classes(dfas: Sequence[DFA]) -> tuple[np.ndarray, np.ndarray]:
@@ -58,11 +110,64 @@ def _hopeless_rule(accept: AcceptRule) -> Callable[[tuple[bool, ...]], bool]:
     return hopeless
 
 
+def _rule_tables(accept: AcceptRule, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """``accept`` and the hopeless rule of ``_hopeless_rule`` as uint8 tables over the 2^count bit
+    patterns (bit i = member i): whether a tuple accepts, by its accepting members; whether it can
+    never accept, by its live members. A tuple is hopeless when no set of its live members accepts
+    (found for all patterns at once by an OR over subsets), undecided (so not hopeless) past
+    ``_MAX_LIVE_FOR_DEADNESS_CHECK`` live members, as ``_hopeless_rule`` says."""
+    patterns = np.arange(1 << count, dtype=np.int64)
+    members = ((patterns[:, None] >> np.arange(count)) & 1).astype(bool)
+    accepts = np.array([bool(accept(flags)) for flags in members.tolist()], dtype=bool)
+    some_subset_accepts = accepts.copy()
+    for i in range(count):
+        halves = some_subset_accepts.reshape(-1, 2, 1 << i)  # [:, 1, :] has bit i set
+        halves[:, 1, :] |= halves[:, 0, :]
+    hopeless = ~some_subset_accepts & (members.sum(axis=1) <= _MAX_LIVE_FOR_DEADNESS_CHECK)
+    return accepts.astype(np.uint8), hopeless.astype(np.uint8)
+
+
+def _native_product(
+    module: ModuleType, dfas: Sequence[DFA], accept: AcceptRule, limits: Limits
+) -> DFA | None:
+    """``product`` by the native walk, or ``None`` for the one case it leaves to the pure walk: every
+    automaton empty under a rule that accepts with no member accepting."""
+    accept_table, hopeless_table = _rule_tables(accept, len(dfas))
+    starts = np.array([int(d.start) for d in dfas], dtype=np.int32)
+    if accept_table[0] and not starts.any():
+        return None
+    byte_class, columns = _joint_classes(dfas)
+    tables = np.concatenate([d.transitions[:, columns[:, i]] for i, d in enumerate(dfas)])
+    offsets = np.zeros(len(dfas) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([d.num_states for d in dfas])
+    accepting = np.concatenate([d.accepting for d in dfas]).view(np.uint8)
+    walked = module.product_table(
+        np.ascontiguousarray(tables, dtype=np.int32),
+        offsets,
+        accepting,
+        starts,
+        accept_table,
+        hopeless_table,
+        limits.max_states,
+    )
+    if walked is None:
+        raise _limit_error(len(dfas), limits)
+    transitions, accept_flags, start = walked
+    return minimize(prune(DFA(transitions, byte_class, accept_flags, start)))
+
+
 def product(dfas: Sequence[DFA], accept: AcceptRule, limits: Limits | None = None) -> DFA:
     """The minimal DFA of the strings whose per-DFA acceptance flags satisfy ``accept``."""
     limits = limits or Limits()
     if not dfas:
         raise ValueError("product needs at least one DFA")
+    for position, dfa in enumerate(dfas):
+        _check_dfa(dfa, position)
+    module = native("product")
+    if module is not None and len(dfas) <= NATIVE_MAX_DFAS:
+        result = _native_product(module, dfas, accept, limits)
+        if result is not None:
+            return result
     if len(dfas) == 2:
         return _pair_product(dfas[0], dfas[1], accept, limits)
     byte_class, columns = _joint_classes(dfas)
@@ -97,12 +202,7 @@ def product(dfas: Sequence[DFA], accept: AcceptRule, limits: Limits | None = Non
                 else:
                     target_id = ids[target] = len(states)
                     if target_id > limits.max_states:
-                        raise LimitError(
-                            "max_states",
-                            limits.max_states,
-                            f"a product of {len(dfas)} automata needs more than {limits.max_states} states",
-                            flag="--max-states",
-                        )
+                        raise _limit_error(len(dfas), limits)
                     states.append(target)
             row[cls] = target_id
         rows.append(row)
@@ -160,12 +260,7 @@ def _pair_product(a: DFA, b: DFA, accept: AcceptRule, limits: Limits) -> DFA:
                 fresh, first_seen = np.unique(flat[unseen], return_index=True)
                 fresh = fresh[np.argsort(first_seen, kind="stable")]
                 if count + len(fresh) - 1 > limits.max_states:
-                    raise LimitError(
-                        "max_states",
-                        limits.max_states,
-                        f"a product of 2 automata needs more than {limits.max_states} states",
-                        flag="--max-states",
-                    )
+                    raise _limit_error(2, limits)
                 merged = np.concatenate([known_codes, fresh])
                 order = np.argsort(merged, kind="stable")
                 known_codes = merged[order]

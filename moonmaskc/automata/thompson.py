@@ -23,9 +23,83 @@ of its own, as a star's body does. An embedded automaton as ``X`` is thus copied
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
 from moonmaskc import ir
-from moonmaskc.errors import LimitError
+from moonmaskc.errors import LimitError, NFAArraysError
 from moonmaskc.limits import Limits
+
+
+@dataclass(frozen=True, eq=False)
+class NFAArrays:
+    """An ``NFA`` as flat arrays over byte classes, what the native subset construction reads.
+
+    ``class_of``: int32[256], byte -> class (``num_classes`` of them). Byte edges in CSR form, one
+    entry per (edge, class it covers): the edges of state ``s`` are ``edge_class[i]``,
+    ``edge_target[i]`` for ``edge_offsets[s] <= i < edge_offsets[s + 1]`` (int64[n + 1], int32[E],
+    int32[E]). Epsilon edges likewise: ``eps_offsets`` int64[n + 1], ``eps_target`` int32[M].
+    ``important``: uint8[n], 1 for the states that ``NFA.closure`` keeps (those with any byte edge,
+    even one on the empty set, and the final state), so that the native state sets are the pure
+    ones. ``final`` is -1 when the NFA has none."""
+
+    num_states: int
+    start: int
+    final: int
+    num_classes: int
+    class_of: np.ndarray
+    edge_offsets: np.ndarray
+    edge_class: np.ndarray
+    edge_target: np.ndarray
+    eps_offsets: np.ndarray
+    eps_target: np.ndarray
+    important: np.ndarray
+
+    def check(self) -> None:
+        """Raise ``NFAArraysError`` unless the arrays are safe to hand to native code."""
+        n, c = self.num_states, self.num_classes
+        if not all(type(value) is int for value in (n, c, self.start, self.final)):
+            raise NFAArraysError("NFA arrays: num_states, num_classes, start and final must be ints")
+        if not 1 <= n < 2**31 - 1:
+            raise NFAArraysError(f"NFA arrays: num_states = {n} is out of range")
+        if not 1 <= c <= 256:
+            raise NFAArraysError(f"NFA arrays: num_classes = {c} is not in 1..256")
+        if not 0 <= self.start < n or not -1 <= self.final < n:
+            raise NFAArraysError(f"NFA arrays: start {self.start} or final {self.final} is not a state")
+        _check_vector("class_of", self.class_of, np.int32, 256)
+        _check_vector("important", self.important, np.uint8, n)
+        _check_range("class_of", self.class_of, c)
+        for name, offsets, columns in (
+            (
+                "edge",
+                self.edge_offsets,
+                (("edge_class", self.edge_class, c), ("edge_target", self.edge_target, n)),
+            ),
+            ("eps", self.eps_offsets, (("eps_target", self.eps_target, n),)),
+        ):
+            _check_vector(f"{name}_offsets", offsets, np.int64, n + 1)
+            size = int(offsets[n])
+            if offsets[0] != 0 or bool(np.any(offsets[1:] < offsets[:-1])):
+                raise NFAArraysError(f"NFA arrays: {name}_offsets must start at 0 and never fall")
+            for label, column, bound in columns:
+                _check_vector(label, column, np.int32, size)
+                _check_range(label, column, bound)
+
+
+def _check_vector(name: str, array: object, dtype: type, size: int) -> None:
+    if not isinstance(array, np.ndarray) or array.dtype != dtype or array.shape != (size,):
+        shown = f"{array.dtype}{list(array.shape)}" if isinstance(array, np.ndarray) else type(array).__name__
+        raise NFAArraysError(f"NFA arrays: {name} must be {np.dtype(dtype)}[{size}], not {shown}")
+    if not array.flags.c_contiguous:
+        raise NFAArraysError(f"NFA arrays: {name} must be contiguous")
+
+
+def _check_range(name: str, array: np.ndarray, bound: int) -> None:
+    if array.size and (int(array.min()) < 0 or int(array.max()) >= bound):
+        raise NFAArraysError(f"NFA arrays: {name} holds values outside 0..{bound - 1}")
 
 
 class NFA:
@@ -84,6 +158,68 @@ class NFA:
         result = frozenset(important)
         self._closures[state] = result
         return result
+
+    def to_arrays(self, class_of: Sequence[int], covered: Mapping[int, int]) -> NFAArrays:
+        """The NFA as flat arrays over byte classes (see ``NFAArrays``), given ``_byte_classes``:
+        ``class_of[byte]`` and, for each edge mask, the classes it covers as a bit set. Python
+        walks the edges once; the expansion per class is done in numpy."""
+        n = self.num_states
+        num_classes = max(class_of) + 1
+        masks: tuple[int, ...] = ()
+        targets: tuple[int, ...] = ()
+        pairs = list(chain.from_iterable(self.edges))
+        if pairs:
+            masks, targets = zip(*pairs, strict=True)
+        raw_offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, self.edges), dtype=np.int64, count=n), out=raw_offsets[1:])
+        mask_index: dict[int, int] = {}
+        pool: list[int] = []  # the classes of every mask of ``covered``, one mask after the other
+        pool_start = np.zeros(len(covered) + 1, dtype=np.int64)
+        for index, (mask, bits) in enumerate(covered.items()):
+            if bits >> num_classes:
+                raise NFAArraysError(
+                    f"NFA arrays: an edge mask ({mask:#x}) covers classes past {num_classes}"
+                )
+            mask_index[mask] = index
+            while bits:
+                low = bits & -bits
+                pool.append(low.bit_length() - 1)
+                bits ^= low
+            pool_start[index + 1] = len(pool)
+        try:
+            edge_mask = np.fromiter(map(mask_index.__getitem__, masks), dtype=np.int64, count=len(masks))
+        except KeyError as missing:
+            raise NFAArraysError(
+                f"NFA arrays: no byte classes given for an edge mask ({missing.args[0]:#x})"
+            ) from None
+        counts = (pool_start[1:] - pool_start[:-1])[edge_mask]
+        ends = np.cumsum(counts)
+        total = int(ends[-1]) if len(ends) else 0
+        # entry j of edge e (e's entries starting at ends[e] - counts[e]) is pool[pool_start[mask] + j]
+        shift = np.repeat(pool_start[:-1][edge_mask] - (ends - counts), counts)
+        edge_class = np.asarray(pool, dtype=np.int32)[shift + np.arange(total, dtype=np.int64)]
+        edge_offsets = np.zeros(n + 1, dtype=np.int64)
+        edge_offsets[1:] = np.concatenate(([0], ends))[raw_offsets[1:]]
+        eps_offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, self.epsilon), dtype=np.int64, count=n), out=eps_offsets[1:])
+        important = (raw_offsets[1:] > raw_offsets[:-1]).astype(np.uint8)
+        if self.final >= 0:
+            important[self.final] = 1
+        return NFAArrays(
+            num_states=n,
+            start=self.start,
+            final=self.final,
+            num_classes=num_classes,
+            class_of=np.asarray(class_of, dtype=np.int32),
+            edge_offsets=edge_offsets,
+            edge_class=edge_class,
+            edge_target=np.repeat(np.array(targets, dtype=np.int32), counts),
+            eps_offsets=eps_offsets,
+            eps_target=np.fromiter(
+                chain.from_iterable(self.epsilon), dtype=np.int32, count=int(eps_offsets[n])
+            ),
+            important=important,
+        )
 
     def accepts(self, data: bytes) -> bool:
         """Simulate the NFA on ``data`` (a reference for tests; slow)."""

@@ -1,0 +1,633 @@
+# cython: language_level=3
+"""Distances to acceptance, pruning and Hopcroft minimisation of a dense DFA, in C.
+
+In: a dense table ``transitions`` int32[n, k] (C-contiguous, n >= 1, k >= 1, every target in
+[0, n)), acceptance flags ``accepting`` uint8[n] (a numpy bool array viewed as uint8), and for
+``minimal`` a start state; ``minimal`` also wants state 0 dead (row 0 all zero, not accepting).
+The Python stage (``minimize.minimal_dense``, ``distances.prune`` and ``shortest_distances``)
+validates every array and raises ``MalformedDFAError`` first; the checks here (shapes, target
+range, dead row) only keep a direct caller from reading out of bounds, with ``ValueError``.
+
+Out:
+- ``distances(transitions, accepting)``: int32[n], the fewest steps from each state to an
+  accepting one, -1 where none (breadth first backwards from the accepting states);
+- ``prune(transitions, distance)``: ``(table, kept)``, the rows of the states with
+  ``distance >= 0`` and of state 0, in their order, every target renumbered and the dropped ones
+  sent to 0 (row 0 all zero), and ``kept`` int32[m], the old number of each kept state;
+- ``minimal(transitions, accepting, start)``: ``(table, accepting, distance)`` of the minimal DFA,
+  int32[m, k], bool[m], int32[m]: dead state 0, start 1, the other states numbered breadth first
+  from the start visiting targets in column order (callers number columns by smallest byte, so
+  this is the canonical numbering); ``None`` when the start cannot reach acceptance. Columns are
+  not merged: ``column_classes(table)`` gives int32[k], for each column the number of the first
+  column equal to it among the distinct ones, counted in order (the caller merges with it).
+
+``minimal`` prunes, seeds the partition with the distance to acceptance (equivalent states share
+it; distance 0 is acceptance, -1 only the dead state), then refines it with Hopcroft's algorithm on
+the live transitions: the predecessors of each state in CSR form, built once; blocks as ranges of
+one permutation of the states, with the marked states of a block gathered at its front; the
+waiting splitters on a stack. The dead block is never a splitter: the seed is stable under the
+whole state set, so being stable under every live block implies stability under it. A split
+block keeps its larger part; the smaller part becomes a new block and a waiting splitter (when
+the block was waiting, both parts wait; otherwise the smaller one suffices), so each state is in
+O(log n) splitters and the work is O(E log n) for E live transitions. The loops run without the
+GIL, on malloc'd memory that is freed on every path.
+"""
+
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+
+import numpy as np
+
+cdef enum:
+    OK = 0
+    NO_MEMORY = -1
+    BAD_TARGET = -2
+
+
+cdef void* _alloc(Py_ssize_t count, size_t size) noexcept nogil:
+    """Room for ``count`` items of ``size`` bytes (at least one, so that NULL means no memory)."""
+    if count < 1:
+        count = 1
+    return malloc(<size_t>count * size)
+
+
+cdef int _raise_for(int status) except -1:
+    if status == NO_MEMORY:
+        raise MemoryError("moonmaskc native minimize: out of memory")
+    if status == BAD_TARGET:
+        raise ValueError("a transition target is outside [0, states)")
+    return 0
+
+
+cdef int _check_table(Py_ssize_t n, Py_ssize_t k, Py_ssize_t flags) except -1:
+    if n < 1 or k < 1:
+        raise ValueError("the table needs at least one state and one class")
+    if flags != n:
+        raise ValueError("one flag per state is needed")
+    return 0
+
+
+cdef bint _targets_in_range(const int32_t* table, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int32_t t
+    for i in range(n * k):
+        t = table[i]
+        if t < 0 or t >= n:
+            return False
+    return True
+
+
+cdef int _reverse_bfs(
+    const int32_t* table, Py_ssize_t n, Py_ssize_t k, const uint8_t* accepting, bint skip_dead,
+    int32_t* distance,
+) noexcept nogil:
+    """``distance[s]``: fewest steps from ``s`` to an accepting state, -1 where none. The distinct
+    predecessors of every state are gathered in CSR form (one ``stamp`` per target and source),
+    then walked breadth first from the accepting states. ``skip_dead``: state 0 is dead, so edges
+    into it can be left out. Checks every target on the way (``BAD_TARGET``)."""
+    cdef Py_ssize_t* offsets = <Py_ssize_t*>_alloc(n + 1, sizeof(Py_ssize_t))
+    cdef Py_ssize_t* cursor = <Py_ssize_t*>_alloc(n, sizeof(Py_ssize_t))
+    cdef int32_t* stamp = <int32_t*>_alloc(n, sizeof(int32_t))
+    cdef int32_t* sources = NULL
+    cdef const int32_t* row
+    cdef Py_ssize_t s, c, i, head, tail
+    cdef int32_t t, step
+    cdef int status = OK
+    if offsets == NULL or cursor == NULL or stamp == NULL:
+        status = NO_MEMORY
+    else:
+        for s in range(n + 1):
+            offsets[s] = 0
+        for s in range(n):
+            stamp[s] = -1
+        for s in range(n):
+            row = table + s * k
+            for c in range(k):
+                t = row[c]
+                if t < 0 or t >= n:
+                    status = BAD_TARGET
+                    break
+                if (skip_dead and t == 0) or stamp[t] == s:
+                    continue
+                stamp[t] = <int32_t>s
+                offsets[t + 1] += 1
+            if status != OK:
+                break
+    if status == OK:
+        for s in range(n):
+            offsets[s + 1] += offsets[s]
+        sources = <int32_t*>_alloc(offsets[n], sizeof(int32_t))
+        if sources == NULL:
+            status = NO_MEMORY
+    if status == OK:
+        for s in range(n):
+            cursor[s] = offsets[s]
+            stamp[s] = -1
+        for s in range(n):
+            row = table + s * k
+            for c in range(k):
+                t = row[c]
+                if (skip_dead and t == 0) or stamp[t] == s:
+                    continue
+                stamp[t] = <int32_t>s
+                sources[cursor[t]] = <int32_t>s
+                cursor[t] += 1
+        # breadth first; the queue reuses ``stamp``
+        tail = 0
+        for s in range(n):
+            if accepting[s]:
+                distance[s] = 0
+                stamp[tail] = <int32_t>s
+                tail += 1
+            else:
+                distance[s] = -1
+        head = 0
+        while head < tail:
+            t = stamp[head]
+            head += 1
+            step = distance[t] + 1
+            for i in range(offsets[t], offsets[t + 1]):
+                s = sources[i]
+                if distance[s] < 0:
+                    distance[s] = step
+                    stamp[tail] = <int32_t>s
+                    tail += 1
+    free(offsets)
+    free(cursor)
+    free(stamp)
+    free(sources)
+    return status
+
+
+cdef Py_ssize_t _live_numbering(
+    const int32_t* distance, Py_ssize_t n, int32_t* new_id, int32_t* kept
+) noexcept nogil:
+    """Number the states with ``distance >= 0`` from 1 in their order, state 0 and the others 0;
+    ``kept[i]``: the old number of new state ``i``. Returns how many states are kept."""
+    cdef Py_ssize_t s, m = 1
+    new_id[0] = 0
+    kept[0] = 0
+    for s in range(1, n):
+        if distance[s] >= 0:
+            new_id[s] = <int32_t>m
+            kept[m] = <int32_t>s
+            m += 1
+        else:
+            new_id[s] = 0
+    return m
+
+
+cdef void _fill_pruned(
+    const int32_t* table, Py_ssize_t k, const int32_t* new_id, const int32_t* kept, Py_ssize_t m,
+    int32_t* out,
+) noexcept nogil:
+    cdef Py_ssize_t i, c
+    cdef const int32_t* source
+    cdef int32_t* target
+    for c in range(k):
+        out[c] = 0
+    for i in range(1, m):
+        source = table + kept[i] * k
+        target = out + i * k
+        for c in range(k):
+            target[c] = new_id[source[c]]
+
+
+cdef int _hopcroft(
+    const int32_t* table, Py_ssize_t m, Py_ssize_t k, const int32_t* distance,
+    int32_t* block_of, int32_t* representative, Py_ssize_t* num_blocks,
+) noexcept nogil:
+    """Coarsest partition of the pruned DFA (state 0 dead and the only state with distance -1)
+    that refines the partition by distance and is stable under the transitions. ``block_of[s]``:
+    the block of ``s``; ``representative[b]``: one state of block ``b``; ``num_blocks``: how many
+    blocks there are."""
+    cdef int32_t* elems = <int32_t*>_alloc(m, sizeof(int32_t))  # the states, block by block
+    cdef int32_t* where = <int32_t*>_alloc(m, sizeof(int32_t))  # position of each state in elems
+    cdef int32_t* first = <int32_t*>_alloc(m, sizeof(int32_t))  # block b: elems[first[b]:end[b]]
+    cdef int32_t* end = <int32_t*>_alloc(m, sizeof(int32_t))
+    cdef int32_t* middle = <int32_t*>_alloc(m, sizeof(int32_t))  # marked: elems[first[b]:middle[b]]
+    cdef int32_t* waiting = <int32_t*>_alloc(m, sizeof(int32_t))  # stack of splitters
+    cdef uint8_t* is_waiting = <uint8_t*>_alloc(m, sizeof(uint8_t))
+    cdef int32_t* touched = <int32_t*>_alloc(m, sizeof(int32_t))  # blocks with marked states
+    cdef Py_ssize_t* by_distance = <Py_ssize_t*>_alloc(m + 1, sizeof(Py_ssize_t))
+    cdef Py_ssize_t* in_offsets = <Py_ssize_t*>_alloc(m + 1, sizeof(Py_ssize_t))
+    cdef Py_ssize_t* class_count = <Py_ssize_t*>_alloc(k, sizeof(Py_ssize_t))
+    cdef Py_ssize_t* class_start = <Py_ssize_t*>_alloc(k, sizeof(Py_ssize_t))
+    cdef Py_ssize_t* class_end = <Py_ssize_t*>_alloc(k, sizeof(Py_ssize_t))
+    cdef int32_t* classes_seen = <int32_t*>_alloc(k, sizeof(int32_t))
+    cdef int32_t* in_source = NULL  # live edges into each state: source and class
+    cdef int32_t* in_class = NULL
+    cdef int32_t* preimage = NULL  # sources of the edges into a splitter, bucketed by class
+    cdef const int32_t* row
+    cdef Py_ssize_t s, c, i, j, e, d, blocks, top, pos, edges, seen, marked_blocks
+    cdef int32_t t, b, nb, splitter, p, q, other, cls
+    cdef int status = OK
+    if (
+        elems == NULL or where == NULL or first == NULL or end == NULL or middle == NULL
+        or waiting == NULL or is_waiting == NULL or touched == NULL or by_distance == NULL
+        or in_offsets == NULL or class_count == NULL or class_start == NULL or class_end == NULL
+        or classes_seen == NULL
+    ):
+        status = NO_MEMORY
+    if status == OK:
+        # live edges into every state, in CSR form
+        for s in range(m + 1):
+            in_offsets[s] = 0
+        for s in range(1, m):
+            row = table + s * k
+            for c in range(k):
+                if row[c]:
+                    in_offsets[row[c] + 1] += 1
+        for s in range(m):
+            in_offsets[s + 1] += in_offsets[s]
+        edges = in_offsets[m]
+        in_source = <int32_t*>_alloc(edges, sizeof(int32_t))
+        in_class = <int32_t*>_alloc(edges, sizeof(int32_t))
+        preimage = <int32_t*>_alloc(edges, sizeof(int32_t))
+        if in_source == NULL or in_class == NULL or preimage == NULL:
+            status = NO_MEMORY
+    if status == OK:
+        for s in range(1, m):  # in_offsets[t] serves as t's cursor, then moves back
+            row = table + s * k
+            for c in range(k):
+                t = row[c]
+                if t:
+                    in_source[in_offsets[t]] = <int32_t>s
+                    in_class[in_offsets[t]] = <int32_t>c
+                    in_offsets[t] += 1
+        for s in range(m, 0, -1):
+            in_offsets[s] = in_offsets[s - 1]
+        in_offsets[0] = 0
+        # seed: one block per distance, in increasing order (the dead state, -1, is block 0)
+        for d in range(m + 1):
+            by_distance[d] = 0
+        for s in range(m):
+            by_distance[distance[s] + 1] += 1
+        blocks = 0
+        pos = 0
+        for d in range(m + 1):
+            if by_distance[d]:
+                first[blocks] = <int32_t>pos
+                middle[blocks] = <int32_t>pos
+                pos += by_distance[d]
+                end[blocks] = <int32_t>pos
+                by_distance[d] = blocks
+                blocks += 1
+        for s in range(m):
+            b = <int32_t>by_distance[distance[s] + 1]
+            block_of[s] = b
+            elems[middle[b]] = <int32_t>s
+            where[s] = middle[b]
+            middle[b] += 1
+        top = 0
+        for b in range(blocks):
+            middle[b] = first[b]
+            is_waiting[b] = b != block_of[0]
+            if is_waiting[b]:
+                waiting[top] = b
+                top += 1
+        for c in range(k):
+            class_count[c] = 0
+        while top > 0:
+            top -= 1
+            splitter = waiting[top]
+            is_waiting[splitter] = 0
+            # the sources of the edges into the splitter, bucketed by class (a counting sort)
+            seen = 0
+            for i in range(first[splitter], end[splitter]):
+                t = elems[i]
+                for e in range(in_offsets[t], in_offsets[t + 1]):
+                    cls = in_class[e]
+                    if class_count[cls] == 0:
+                        classes_seen[seen] = cls
+                        seen += 1
+                    class_count[cls] += 1
+            pos = 0
+            for j in range(seen):
+                cls = classes_seen[j]
+                class_start[cls] = pos
+                class_end[cls] = pos
+                pos += class_count[cls]
+                class_count[cls] = 0
+            for i in range(first[splitter], end[splitter]):
+                t = elems[i]
+                for e in range(in_offsets[t], in_offsets[t + 1]):
+                    cls = in_class[e]
+                    preimage[class_end[cls]] = in_source[e]
+                    class_end[cls] += 1
+            for j in range(seen):
+                cls = classes_seen[j]
+                # mark: move each source to the front of its block (a DFA has one edge per
+                # source and class, so no source comes twice)
+                marked_blocks = 0
+                for i in range(class_start[cls], class_end[cls]):
+                    p = preimage[i]
+                    b = block_of[p]
+                    if end[b] - first[b] == 1:
+                        continue
+                    if middle[b] == first[b]:
+                        touched[marked_blocks] = b
+                        marked_blocks += 1
+                    q = middle[b]
+                    other = elems[q]
+                    elems[where[p]] = other
+                    where[other] = where[p]
+                    elems[q] = p
+                    where[p] = q
+                    middle[b] = q + 1
+                # split: the smaller part becomes a new block and waits
+                for i in range(marked_blocks):
+                    b = touched[i]
+                    if middle[b] == end[b]:
+                        middle[b] = first[b]
+                        continue
+                    nb = <int32_t>blocks
+                    blocks += 1
+                    if middle[b] - first[b] <= end[b] - middle[b]:
+                        first[nb] = first[b]
+                        end[nb] = middle[b]
+                        first[b] = middle[b]
+                    else:
+                        first[nb] = middle[b]
+                        end[nb] = end[b]
+                        end[b] = middle[b]
+                    middle[b] = first[b]
+                    middle[nb] = first[nb]
+                    for e in range(first[nb], end[nb]):
+                        block_of[elems[e]] = nb
+                    is_waiting[nb] = 1
+                    waiting[top] = nb
+                    top += 1
+        for b in range(blocks):
+            representative[b] = elems[first[b]]
+        num_blocks[0] = blocks
+    free(elems)
+    free(where)
+    free(first)
+    free(end)
+    free(middle)
+    free(waiting)
+    free(is_waiting)
+    free(touched)
+    free(by_distance)
+    free(in_offsets)
+    free(class_count)
+    free(class_start)
+    free(class_end)
+    free(classes_seen)
+    free(in_source)
+    free(in_class)
+    free(preimage)
+    return status
+
+
+cdef Py_ssize_t _breadth_first(
+    const int32_t* table, Py_ssize_t k, const int32_t* block_of, const int32_t* representative,
+    Py_ssize_t num_blocks, int32_t start, int32_t* order, int32_t* new_id,
+) noexcept nogil:
+    """Number the blocks reachable from the start: the dead state's 0, the start's 1, the others
+    breadth first visiting targets in column order. ``order[i]``: the block numbered ``i``.
+    Returns how many are numbered."""
+    cdef Py_ssize_t b, c, head, count
+    cdef const int32_t* row
+    cdef int32_t target_block
+    for b in range(num_blocks):
+        new_id[b] = -1
+    new_id[block_of[0]] = 0
+    order[0] = block_of[0]
+    new_id[block_of[start]] = 1
+    order[1] = block_of[start]
+    count = 2
+    head = 1
+    while head < count:
+        row = table + representative[order[head]] * k
+        head += 1
+        for c in range(k):
+            if row[c]:
+                target_block = block_of[row[c]]
+                if new_id[target_block] < 0:
+                    new_id[target_block] = <int32_t>count
+                    order[count] = target_block
+                    count += 1
+    return count
+
+
+cdef void _fill_minimal(
+    const int32_t* table, Py_ssize_t k, const int32_t* distance, const int32_t* block_of,
+    const int32_t* representative, const int32_t* order, const int32_t* new_id, Py_ssize_t size,
+    int32_t* out, uint8_t* out_accepting, int32_t* out_distance,
+) noexcept nogil:
+    cdef Py_ssize_t i, c
+    cdef int32_t state
+    cdef const int32_t* row
+    cdef int32_t* target
+    for c in range(k):
+        out[c] = 0
+    out_accepting[0] = 0
+    out_distance[0] = -1
+    for i in range(1, size):
+        state = representative[order[i]]
+        row = table + state * k
+        target = out + i * k
+        for c in range(k):
+            target[c] = new_id[block_of[row[c]]]
+        out_distance[i] = distance[state]
+        out_accepting[i] = distance[state] == 0
+
+
+cdef void _column_classes(const int32_t* table, Py_ssize_t m, Py_ssize_t k, uint64_t* digest,
+                          int32_t* kept, int32_t* column_class) noexcept nogil:
+    """``column_class[c]``: the number of the first column equal to column ``c`` among the distinct
+    columns, counted in order. Columns are told apart by a digest built in one row-major pass and
+    compared in full when their digests agree."""
+    cdef Py_ssize_t r, c, j, distinct = 0
+    cdef const int32_t* row
+    cdef bint same
+    for c in range(k):
+        digest[c] = 1469598103934665603ULL
+    for r in range(m):
+        row = table + r * k
+        for c in range(k):
+            digest[c] = (digest[c] ^ <uint32_t>row[c]) * 1099511628211ULL
+    for c in range(k):
+        column_class[c] = -1
+        for j in range(distinct):
+            if digest[kept[j]] != digest[c]:
+                continue
+            same = True
+            for r in range(m):
+                if table[r * k + c] != table[r * k + kept[j]]:
+                    same = False
+                    break
+            if same:
+                column_class[c] = <int32_t>j
+                break
+        if column_class[c] < 0:
+            column_class[c] = <int32_t>distinct
+            kept[distinct] = <int32_t>c
+            distinct += 1
+
+
+def column_classes(const int32_t[:, ::1] table not None):
+    """int32[k]: for each column, the number of the first column equal to it among the distinct
+    columns, counted in order (what merging equal columns numbers them)."""
+    cdef Py_ssize_t m = table.shape[0], k = table.shape[1]
+    _check_table(m, k, m)
+    cdef uint64_t* digest = <uint64_t*>_alloc(k, sizeof(uint64_t))
+    cdef int32_t* kept = <int32_t*>_alloc(k, sizeof(int32_t))
+    cdef int32_t[::1] out
+    try:
+        if digest == NULL or kept == NULL:
+            _raise_for(NO_MEMORY)
+        result = np.empty(k, dtype=np.int32)
+        out = result
+        with nogil:
+            _column_classes(&table[0, 0], m, k, digest, kept, &out[0])
+        return result
+    finally:
+        free(digest)
+        free(kept)
+
+
+def distances(const int32_t[:, ::1] transitions not None, const uint8_t[::1] accepting not None):
+    """int32[n]: fewest steps from each state to an accepting one, -1 where none."""
+    cdef Py_ssize_t n = transitions.shape[0], k = transitions.shape[1], c
+    _check_table(n, k, accepting.shape[0])
+    cdef const int32_t* table = &transitions[0, 0]
+    cdef const uint8_t* flags = &accepting[0]
+    cdef bint skip_dead = not flags[0]
+    for c in range(k):
+        if table[c] != 0:
+            skip_dead = False
+    result = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] out = result
+    cdef int status
+    with nogil:
+        status = _reverse_bfs(table, n, k, flags, skip_dead, &out[0])
+    _raise_for(status)
+    return result
+
+
+def prune(const int32_t[:, ::1] transitions not None, const int32_t[::1] distance not None):
+    """``(table, kept)``: the rows of state 0 and of the states with ``distance >= 0``, renumbered
+    in order, the dropped targets sent to 0; ``kept``: the old number of each kept state."""
+    cdef Py_ssize_t n = transitions.shape[0], k = transitions.shape[1], m
+    _check_table(n, k, distance.shape[0])
+    cdef const int32_t* table = &transitions[0, 0]
+    cdef bint in_range
+    with nogil:
+        in_range = _targets_in_range(table, n, k)
+    if not in_range:
+        _raise_for(BAD_TARGET)
+    cdef int32_t* new_id = <int32_t*>_alloc(n, sizeof(int32_t))
+    cdef int32_t[::1] kept_view
+    cdef int32_t[:, ::1] out_view
+    try:
+        if new_id == NULL:
+            _raise_for(NO_MEMORY)
+        kept = np.empty(n, dtype=np.int32)
+        kept_view = kept
+        with nogil:
+            m = _live_numbering(&distance[0], n, new_id, &kept_view[0])
+        kept = kept[:m].copy()
+        kept_view = kept
+        pruned = np.empty((m, k), dtype=np.int32)
+        out_view = pruned
+        with nogil:
+            _fill_pruned(table, k, new_id, &kept_view[0], m, &out_view[0, 0])
+        return pruned, kept
+    finally:
+        free(new_id)
+
+
+def minimal(
+    const int32_t[:, ::1] transitions not None, const uint8_t[::1] accepting not None, Py_ssize_t start
+):
+    """``(table, accepting, distance)`` of the minimal DFA in canonical numbering (columns not
+    merged), or ``None`` when the start cannot reach acceptance."""
+    cdef Py_ssize_t n = transitions.shape[0], k = transitions.shape[1], c, m, size = 0
+    _check_table(n, k, accepting.shape[0])
+    if start < 0 or start >= n:
+        raise ValueError("the start state is outside [0, states)")
+    cdef const int32_t* table = &transitions[0, 0]
+    cdef const uint8_t* flags = &accepting[0]
+    if flags[0]:
+        raise ValueError("state 0 must be dead: it accepts")
+    for c in range(k):
+        if table[c] != 0:
+            raise ValueError("state 0 must be dead: it has a transition to another state")
+    cdef int32_t* distance = <int32_t*>_alloc(n, sizeof(int32_t))
+    cdef int32_t* new_id = <int32_t*>_alloc(n, sizeof(int32_t))
+    cdef int32_t* kept = <int32_t*>_alloc(n, sizeof(int32_t))
+    cdef int32_t* pruned = NULL  # owned; NULL when every state is live
+    cdef int32_t* pruned_distance = NULL
+    cdef const int32_t* live_table = table
+    cdef const int32_t* live_distance
+    cdef int32_t* block_of = NULL
+    cdef int32_t* representative = NULL
+    cdef int32_t* order = NULL
+    cdef int32_t* block_id = NULL
+    cdef Py_ssize_t num_blocks = 0, i
+    cdef int32_t live_start
+    cdef int status
+    cdef int32_t[:, ::1] out_view
+    cdef uint8_t[::1] accepting_view
+    cdef int32_t[::1] distance_view
+    try:
+        if distance == NULL or new_id == NULL or kept == NULL:
+            _raise_for(NO_MEMORY)
+        with nogil:
+            status = _reverse_bfs(table, n, k, flags, True, distance)
+        _raise_for(status)
+        if distance[start] < 0:
+            return None
+        with nogil:
+            m = _live_numbering(distance, n, new_id, kept)
+        live_distance = distance
+        if m < n:
+            pruned = <int32_t*>_alloc(m * k, sizeof(int32_t))
+            pruned_distance = <int32_t*>_alloc(m, sizeof(int32_t))
+            if pruned == NULL or pruned_distance == NULL:
+                _raise_for(NO_MEMORY)
+            with nogil:
+                _fill_pruned(table, k, new_id, kept, m, pruned)
+                for i in range(m):
+                    pruned_distance[i] = distance[kept[i]]
+            live_table = pruned
+            live_distance = pruned_distance
+        live_start = new_id[start]
+        block_of = <int32_t*>_alloc(m, sizeof(int32_t))
+        representative = <int32_t*>_alloc(m, sizeof(int32_t))
+        order = <int32_t*>_alloc(m, sizeof(int32_t))
+        block_id = <int32_t*>_alloc(m, sizeof(int32_t))
+        if block_of == NULL or representative == NULL or order == NULL or block_id == NULL:
+            _raise_for(NO_MEMORY)
+        with nogil:
+            status = _hopcroft(live_table, m, k, live_distance, block_of, representative, &num_blocks)
+            if status == OK:
+                size = _breadth_first(
+                    live_table, k, block_of, representative, num_blocks, live_start, order, block_id
+                )
+        _raise_for(status)
+        result = np.empty((size, k), dtype=np.int32)
+        result_accepting = np.empty(size, dtype=np.bool_)
+        result_distance = np.empty(size, dtype=np.int32)
+        out_view = result
+        accepting_view = result_accepting.view(np.uint8)
+        distance_view = result_distance
+        with nogil:
+            _fill_minimal(
+                live_table, k, live_distance, block_of, representative, order, block_id, size,
+                &out_view[0, 0], &accepting_view[0], &distance_view[0],
+            )
+        return result, result_accepting, result_distance
+    finally:
+        free(distance)
+        free(new_id)
+        free(kept)
+        free(pruned)
+        free(pruned_distance)
+        free(block_of)
+        free(representative)
+        free(order)
+        free(block_id)
