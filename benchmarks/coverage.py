@@ -1,18 +1,46 @@
-"""JSONSchemaBench coverage: how many schemas compile, how fast, how many DFA states.
+"""JSONSchemaBench coverage: how many schemas compile, how fast, how many DFA states; beside the peers.
 
-Takes: ``../shared/data/schemas/jsonschemabench/<subset>/*.json`` (or ``--data DIR``). Hands on: a
-table per subset: compiled / total in strict and ``--lenient`` mode, median and p90 compile time
-(schema to minimal DFA, successful compiles only) and states, and the same coverage (with the
-median compile time) for outlines-core, xgrammar and llguidance when they are importable (the
-``bench`` extra), else "not installed".
+Takes: ``$MOONMASKC_DATA/schemas/jsonschemabench/<subset>/*.json`` (``MOONMASKC_DATA`` defaults to
+``../shared/data``; ``--data DIR`` names another schema folder) and, unless ``--tokenizer none``,
+the tokenizer ``$MOONMASKC_DATA/tokenizers/<name>.json`` (``gpt2``, the default, or ``llama3``).
+Peers (outlines-core, xgrammar, llguidance, with transformers: the ``bench`` extra) run when
+importable, else their cells say "not installed".
+
+Hands on: a table per run, one row per subset: moonmaskc's compiled / total in strict and
+``--lenient`` mode, median and p90 compile time and DFA states (strict successes only); for each
+peer its compiled / total with median and p90 compile time (its own successes); and the ratios
+moonmaskc / xgrammar of the medians and of the p90s (each engine's figure over its own successes,
+so the two sides may cover different schemas). The title names the timing mode. ``--json
+FILE`` also writes one object per subset (seconds, per-schema outcomes, failure reasons).
+
+Timing modes (``--tokenizer``):
+
+- ``gpt2`` / ``llama3``: every engine as a user meets it. The vocabulary and each engine's
+  tokenizer object are built once per worker, outside the timing (moonmaskc's ``Vocabulary`` and
+  byte trie; xgrammar's ``TokenizerInfo`` and ``GrammarCompiler`` with its cache off; llguidance's
+  ``LLTokenizer``; outlines-core's ``Vocabulary``, as ``benchmarks/peers.py`` builds them). The
+  timed part is the compile with that vocabulary, the tokenizer-dependent work included, and the
+  first mask filled: moonmaskc ``compile_schema(text, tokenizer=vocabulary)`` (schema, DFA, token
+  table), a runtime ``Guide`` and ``fill_bitmask`` of the start state; xgrammar
+  ``compile_json_schema`` (default ``strict_mode``), a ``GrammarMatcher`` and its first
+  ``fill_next_token_bitmask``; llguidance an ``LLMatcher`` and its first mask; outlines-core
+  ``build_regex_from_schema``, an ``Index`` over the vocabulary, a ``Guide`` and ``write_mask_into``.
+- ``none``: quick runs without a vocabulary, not comparable across engines: moonmaskc schema to
+  minimal DFA; peers their grammar (or regex) construction only.
+
+Counting: moonmaskc refuses with a ``MoonmaskError`` (strict) and is retried with ``lenient=True``;
+a peer refuses by raising; llguidance also when its grammar does not validate or its warnings say
+"Unimplemented" (checked before the timed compile, outside the timing) or its matcher is in error.
 
 Every compile runs in a worker process (one per engine, kept alive between schemas) with a
 per-schema time limit: a compile that hangs is killed and a library that crashes the process loses
-that one schema, never the run. A schema whose strict compile timed out is not retried leniently
-(the lenient walk does the same work up to that point) and counts as a failure in both columns.
+that one schema, never the run; the restarted worker loads its vocabulary again outside any limit.
+A schema whose strict compile timed out is not retried leniently (the lenient walk does the same
+work up to that point) and counts as a failure in both columns. The first schema with a string
+``format`` in a worker also builds moonmaskc's format automata (once per process).
 
-    PYTHONPATH=. python benchmarks/coverage.py [--subset NAME] [--limit N] [--timeout S]
-        [--peers all|none|NAME,...] [--json out.json]
+    PYTHONPATH=. python benchmarks/coverage.py [--subset NAME]... [--limit N] [--timeout S]
+        [--tokenizer gpt2|llama3|none] [--peers all|none|NAME,...] [--json out.json] [--verbose]
 """
 
 from __future__ import annotations
@@ -24,15 +52,23 @@ import multiprocessing
 import os
 import statistics
 import time
+import warnings
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 PEERS = {"outlines-core": "outlines_core", "xgrammar": "xgrammar", "llguidance": "llguidance"}
 ENGINES = ("moonmaskc", *PEERS)
+TOKENIZERS = ("gpt2", "llama3", "none")
+WARM_UP_SECONDS = 300.0  # a worker's imports and vocabulary (llama3: several seconds per engine)
 
 # A job's outcome: (status, seconds, states, reason). status is "ok", "refused", "timeout" or "crash".
 Outcome = tuple[str, float, int, str]
+# Inside a worker: (schema text, lenient) -> (DFA states, 0 for a peer, or -1 if refused; reason).
+Compile = Callable[[str, bool], tuple[int, str]]
+# Inside a worker, before the timing: schema text -> a refusal reason, or "" to go on and compile.
+Precheck = Callable[[str], str]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -40,61 +76,199 @@ Outcome = tuple[str, float, int, str]
 # ---------------------------------------------------------------------------------------------
 
 
-def _moonmaskc_compile(text: str, lenient: bool) -> tuple[int, str]:
+def _reason(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".split("\n")[0][:160]
+
+
+def _moonmaskc_dfa_only() -> Compile:
+    """``--tokenizer none``: schema text to minimal DFA, no token table."""
     from moonmaskc.automata.build import compile_ir
     from moonmaskc.errors import MoonmaskError
     from moonmaskc.frontends.schema import compile_schema_ir
 
-    try:
-        dfa = compile_ir(compile_schema_ir(text, lenient=lenient).node)
-    except MoonmaskError as error:
-        return -1, str(error).split("\n")[0][:160]
-    except RecursionError:
-        return -1, "RecursionError"
-    return dfa.num_states, ""
+    def compile_one(text: str, lenient: bool) -> tuple[int, str]:
+        try:
+            dfa = compile_ir(compile_schema_ir(text, lenient=lenient).node)
+        except MoonmaskError as error:
+            return -1, str(error).split("\n")[0][:160]
+        except RecursionError:
+            return -1, "RecursionError"
+        return dfa.num_states, ""
+
+    return compile_one
 
 
-def _peer_compile(peer: str, text: str) -> tuple[int, str]:  # pragma: no cover - needs the bench extra
-    try:
-        if peer == "outlines-core":
-            from outlines_core.json_schema import build_regex_from_schema
+def _moonmaskc_with_vocabulary(vocabulary: Any) -> Compile:
+    """The public compile with the loaded vocabulary (token table included), then a runtime
+    ``Guide`` and the start state's mask into a preallocated bitmask."""
+    import numpy as np
 
-            build_regex_from_schema(text)
-        elif peer == "llguidance":
-            import llguidance
+    import moonmaskc
+    from moonmaskc.errors import MoonmaskError
+    from moonmaskc.runtime import Guide
 
-            grammar = llguidance.LLMatcher.grammar_from_json_schema(text)
-            # (is_error, messages); "Unimplemented keys" warnings mean the schema was not honoured.
-            is_error, messages = llguidance.LLMatcher.validate_grammar_with_warnings(grammar)
+    bitmask = np.zeros((1, (vocabulary.size + 31) // 32), dtype=np.int32)
+
+    def compile_one(text: str, lenient: bool) -> tuple[int, str]:
+        try:
+            artifact = moonmaskc.compile_schema(text, tokenizer=vocabulary, lenient=lenient)
+            guide = Guide.from_artifact(artifact)
+            guide.fill_bitmask(guide.start(), bitmask, 0)
+        except MoonmaskError as error:
+            return -1, str(error).split("\n")[0][:160]
+        except RecursionError:
+            return -1, "RecursionError"
+        return artifact.dfa.num_states, ""
+
+    return compile_one
+
+
+def _peer_grammar_only(peer: str) -> tuple[Compile, Precheck | None]:  # pragma: no cover - bench extra
+    """``--tokenizer none``: each peer's grammar (or regex) from the schema, no vocabulary."""
+
+    def compile_one(text: str, lenient: bool) -> tuple[int, str]:
+        try:
+            if peer == "outlines-core":
+                from outlines_core.json_schema import build_regex_from_schema
+
+                build_regex_from_schema(text)
+            elif peer == "llguidance":
+                import llguidance
+
+                grammar = llguidance.LLMatcher.grammar_from_json_schema(text)
+                # (is_error, messages); "Unimplemented keys" warnings mean the schema was not honoured.
+                is_error, messages = llguidance.LLMatcher.validate_grammar_with_warnings(grammar)
+                if is_error or any("Unimplemented" in m for m in messages):
+                    return -1, "; ".join(messages)[:160]
+            elif peer == "xgrammar":
+                import xgrammar
+
+                xgrammar.Grammar.from_json_schema(text)
+            else:
+                raise ValueError(peer)
+        except Exception as error:
+            return -1, _reason(error)
+        return 0, ""
+
+    return compile_one, None
+
+
+def _peer_with_tokenizer(
+    peer: str, vocabulary: Any, tokenizer_file: Path
+) -> tuple[Compile, Precheck | None]:  # pragma: no cover - needs the bench extra
+    """Each peer's tokenizer object built once (as ``benchmarks/peers.py`` builds it); the
+    returned compile is the schema compiled against it and the first mask filled."""
+    import numpy as np
+
+    size = vocabulary.size
+    if peer == "outlines-core":
+        import outlines_core
+        from outlines_core.json_schema import build_regex_from_schema
+
+        tokens: dict[bytes, list[int]] = {}
+        for token_id, data in enumerate(vocabulary.token_bytes):
+            if data and token_id != vocabulary.eos_id:
+                tokens.setdefault(data, []).append(token_id)
+        oc_vocabulary = outlines_core.Vocabulary(vocabulary.eos_id, tokens)
+        words = (size + 31) // 32
+        mask = np.zeros(words, dtype=np.int32)
+
+        def compile_outlines(text: str, lenient: bool) -> tuple[int, str]:
+            try:
+                index = outlines_core.Index(build_regex_from_schema(text), oc_vocabulary)
+                outlines_core.Guide(index).write_mask_into(mask.ctypes.data, words, 4)
+            except Exception as error:
+                return -1, _reason(error)
+            return 0, ""
+
+        return compile_outlines, None
+
+    from transformers import PreTrainedTokenizerFast
+
+    hf = PreTrainedTokenizerFast(tokenizer_file=str(tokenizer_file))
+    if peer == "xgrammar":
+        import xgrammar
+
+        with warnings.catch_warnings():  # "stop_token_ids ... will be automatically detected"
+            warnings.filterwarnings("ignore", message=".*stop_token_ids", category=UserWarning)
+            info = xgrammar.TokenizerInfo.from_huggingface(hf, vocab_size=size)
+        compiler = xgrammar.GrammarCompiler(info, cache_enabled=False)
+        xg_bitmask = xgrammar.allocate_token_bitmask(1, size)
+
+        def compile_xgrammar(text: str, lenient: bool) -> tuple[int, str]:
+            try:
+                compiled = compiler.compile_json_schema(text)
+                xgrammar.GrammarMatcher(compiled).fill_next_token_bitmask(xg_bitmask)
+            except Exception as error:
+                return -1, _reason(error)
+            return 0, ""
+
+        return compile_xgrammar, None
+    if peer == "llguidance":
+        import llguidance
+        import llguidance.hf
+        import llguidance.numpy
+
+        ll_tokenizer = llguidance.hf.from_tokenizer(hf, n_vocab=size)
+        ll_bitmask = llguidance.numpy.allocate_token_bitmask(1, size)
+
+        def precheck(text: str) -> str:
+            try:
+                grammar = llguidance.LLMatcher.grammar_from_json_schema(text)
+                # (is_error, messages); "Unimplemented keys" warnings mean the schema was not honoured.
+                is_error, messages = llguidance.LLMatcher.validate_grammar_with_warnings(grammar)
+            except Exception as error:
+                return _reason(error)
             if is_error or any("Unimplemented" in m for m in messages):
-                return -1, "; ".join(messages)[:160]
-        elif peer == "xgrammar":
-            import xgrammar
+                return "; ".join(messages)[:160] or "invalid grammar"
+            return ""
 
-            xgrammar.Grammar.from_json_schema(text)
-        else:
-            raise ValueError(peer)
-    except Exception as error:
-        return -1, f"{type(error).__name__}: {error}".split("\n")[0][:160]
-    return 0, ""
+        def compile_llguidance(text: str, lenient: bool) -> tuple[int, str]:
+            try:
+                grammar = llguidance.LLMatcher.grammar_from_json_schema(text)
+                matcher = llguidance.LLMatcher(ll_tokenizer, grammar)
+                llguidance.numpy.fill_next_token_bitmask(matcher, ll_bitmask)
+            except Exception as error:
+                return -1, _reason(error)
+            if matcher.is_error():  # grammar errors and resource limits, never raised
+                return -1, matcher.get_error().split("\n")[0][:160] or "matcher error"
+            return 0, ""
+
+        return compile_llguidance, precheck
+    raise ValueError(peer)
 
 
-def _serve(connection: Connection, engine: str) -> None:
-    """Worker loop: receive (schema text, lenient), compile, send back (states, seconds, reason)."""
-    if engine in PEERS:
-        importlib.import_module(PEERS[engine])
-    else:
+def _engine(engine: str, tokenizer_file: Path | None) -> tuple[Compile, Precheck | None]:
+    """The worker's compile function (and precheck), with everything per-vocabulary built here."""
+    if tokenizer_file is None:
+        if engine in PEERS:
+            importlib.import_module(PEERS[engine])
+            return _peer_grammar_only(engine)
         import moonmaskc.frontends.schema  # noqa: F401  (import cost out of the first timing)
+
+        return _moonmaskc_dfa_only(), None
+    from moonmaskc.vocabulary import load_vocabulary
+
+    vocabulary = load_vocabulary(tokenizer_file)
+    if engine in PEERS:
+        return _peer_with_tokenizer(engine, vocabulary, tokenizer_file)
+    return _moonmaskc_with_vocabulary(vocabulary), None
+
+
+def _serve(connection: Connection, engine: str, tokenizer_file: Path | None) -> None:
+    """Worker loop: receive (schema text, lenient), compile, send back (states, seconds, reason)."""
+    compile_one, precheck = _engine(engine, tokenizer_file)
     while True:
         try:
             text, lenient = connection.recv()
         except EOFError:
             return
+        refusal = precheck(text) if precheck is not None else ""
+        if refusal:
+            connection.send((-1, 0.0, refusal))
+            continue
         started = time.perf_counter()
-        if engine == "moonmaskc":
-            states, reason = _moonmaskc_compile(text, lenient)
-        else:
-            states, reason = _peer_compile(engine, text)
+        states, reason = compile_one(text, lenient)
         connection.send((states, time.perf_counter() - started, reason))
 
 
@@ -106,15 +280,18 @@ def _serve(connection: Connection, engine: str) -> None:
 class Worker:
     """One engine in its own process, restarted after a crash or a time-out."""
 
-    def __init__(self, engine: str) -> None:
+    def __init__(self, engine: str, tokenizer_file: Path | None = None) -> None:
         self.engine = engine
+        self.tokenizer_file = tokenizer_file
         self._context = multiprocessing.get_context("spawn")
         self._process: Any = None
         self._connection: Connection | None = None
 
     def _start(self) -> Connection:
         parent, child = self._context.Pipe()
-        self._process = self._context.Process(target=_serve, args=(child, self.engine), daemon=True)
+        self._process = self._context.Process(
+            target=_serve, args=(child, self.engine, self.tokenizer_file), daemon=True
+        )
         self._process.start()
         child.close()
         self._connection = parent
@@ -130,7 +307,7 @@ class Worker:
 
     def run(self, text: str, lenient: bool, timeout: float) -> Outcome:
         if self._connection is None:
-            self.warm_up()  # a restarted worker's imports count in no time limit
+            self.warm_up()  # a restarted worker's imports and vocabulary count in no time limit
         connection = self._connection or self._start()
         started = time.perf_counter()
         connection.send((text, lenient))
@@ -148,10 +325,11 @@ class Worker:
         return "ok", seconds, states, ""
 
     def warm_up(self) -> None:
-        """Start the process and wait for its imports, so that they count in no time limit."""
+        """Start the process and wait for its imports, its vocabulary and tokenizer objects and a
+        first compile (moonmaskc's byte trie), so that they count in no time limit."""
         connection = self._connection or self._start()
         connection.send(("true", False))
-        if not connection.poll(120.0):
+        if not connection.poll(WARM_UP_SECONDS):
             self.stop()
             return
         try:
@@ -179,35 +357,66 @@ def _peer_names(choice: str) -> list[str]:
     return names
 
 
+def timing_mode(tokenizer: str) -> str:
+    """What the times measure, for the table title and the JSON rows."""
+    if tokenizer == "none":
+        return (
+            "no tokenizer: moonmaskc schema to minimal DFA, peers grammar/regex construction only "
+            "(quick run, not comparable across engines)"
+        )
+    return (
+        f"{tokenizer} vocabulary loaded once per worker (outside the timing); "
+        "timed: compile with the vocabulary (token table / tokenizer-dependent work) + first mask filled"
+    )
+
+
 def main() -> None:
     default_data = Path(
         os.environ.get("MOONMASKC_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
     )
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--data", type=Path, default=default_data / "schemas" / "jsonschemabench")
-    parser.add_argument("--subset", action="append")
-    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--subset", action="append", help="a subset folder (repeatable); default: all")
+    parser.add_argument("--limit", type=int, default=None, help="the first N schemas of each subset")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per schema and engine")
     parser.add_argument("--peers", default="all", help="all, none, or a comma-separated list")
+    parser.add_argument(
+        "--tokenizer",
+        choices=TOKENIZERS,
+        default="gpt2",
+        help="vocabulary loaded once per worker; compile times include the token table and the first "
+        "mask (default gpt2); none: schema to DFA only, peers grammar only (quick, not comparable)",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="one line per schema")
     args = parser.parse_args()
     if not args.data.exists():
         raise SystemExit(f"{args.data} is absent: set MOONMASKC_DATA to the shared data folder")
+    tokenizer_file: Path | None = None
+    if args.tokenizer != "none":
+        tokenizer_file = default_data / "tokenizers" / f"{args.tokenizer}.json"
+        if not tokenizer_file.is_file():
+            raise SystemExit(f"{tokenizer_file} is absent: set MOONMASKC_DATA to the shared data folder")
     subsets = args.subset or sorted(p.name for p in args.data.iterdir() if p.is_dir())
     wanted = _peer_names(args.peers)
     available = {name: importlib.util.find_spec(PEERS[name]) is not None for name in PEERS}
+    if tokenizer_file is not None and importlib.util.find_spec("transformers") is None:
+        for name in ("xgrammar", "llguidance"):  # their tokenizer objects come from a transformers one
+            available[name] = False
     peers = [name for name in wanted if available[name]]
-    workers = {engine: Worker(engine) for engine in ("moonmaskc", *peers)}
+    workers = {engine: Worker(engine, tokenizer_file) for engine in ("moonmaskc", *peers)}
     for worker in workers.values():
         worker.warm_up()
     rows: list[dict[str, Any]] = []
+    print(f"JSONSchemaBench coverage; timing: {timing_mode(args.tokenizer)}")
     print(f"time limit {args.timeout:g} s per schema and engine; peers: {', '.join(peers) or 'none'}")
+    ratio_header = " moonmaskc / xgrammar (median, p90) |" if "xgrammar" in wanted else ""
     print(
         "| subset | strict | lenient | median s | p90 s | median states | p90 states |"
-        + "".join(f" {p} (median s) |" for p in wanted)
+        + "".join(f" {p} (median, p90 s) |" for p in wanted)
+        + ratio_header
     )
-    print("|" + "---|" * (7 + len(wanted)))
+    print("|" + "---|" * (7 + len(wanted) + bool(ratio_header)))
     started_run = time.perf_counter()
     try:
         for subset in subsets:
@@ -218,6 +427,13 @@ def main() -> None:
     print(f"total wall time {time.perf_counter() - started_run:.0f} s")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+
+
+def _ratio(ours: list[float], theirs: list[float], q: float) -> float | None:
+    """moonmaskc's quantile ``q`` over xgrammar's (each over its own successful compiles)."""
+    if not ours or not theirs or _quantile(theirs, q) <= 0:
+        return None
+    return _quantile(ours, q) / _quantile(theirs, q)
 
 
 def _subset_row(
@@ -239,7 +455,7 @@ def _subset_row(
     for path in files:
         text = path.read_text(encoding="utf-8")
         status, seconds, n_states, why = workers["moonmaskc"].run(text, False, args.timeout)
-        record: dict[str, Any] = {"file": path.name, "strict": status, "seconds": round(seconds, 3)}
+        record: dict[str, Any] = {"file": path.name, "strict": status, "seconds": round(seconds, 4)}
         if status == "ok":
             strict += 1
             lenient += 1
@@ -262,6 +478,7 @@ def _subset_row(
             if peer_status == "ok":
                 peer_ok[peer] += 1
                 peer_times[peer].append(peer_seconds)
+                record[f"{peer}_seconds"] = round(peer_seconds, 4)
             else:
                 key = peer_status if peer_status != "refused" else peer_why.split(":")[0][:60]
                 peer_failures[peer][key] = peer_failures[peer].get(key, 0) + 1
@@ -270,17 +487,29 @@ def _subset_row(
             print(f"  {subset}/{path.name}: {record}", flush=True)
     total = len(files)
     peer_cells = [
-        f"{peer_ok[p]}/{total} ({_quantile(peer_times[p], 0.5):.3f})" if available[p] else "not installed"
+        (
+            f"{peer_ok[p]}/{total} ({_quantile(peer_times[p], 0.5):.3f}, {_quantile(peer_times[p], 0.9):.3f})"
+            if available[p]
+            else "not installed"
+        )
         for p in wanted
     ]
+    xgrammar_times = peer_times.get("xgrammar", [])
+    ratios = {"median": _ratio(times, xgrammar_times, 0.5), "p90": _ratio(times, xgrammar_times, 0.9)}
+    if "xgrammar" in wanted:
+        peer_cells.append(
+            ", ".join(f"{value:.2f}x" if value is not None else "-" for value in ratios.values())
+        )
     print(
-        f"| {subset} | {strict}/{total} | {lenient}/{total} | {_quantile(times, 0.5):.2f} | "
-        f"{_quantile(times, 0.9):.2f} | {_quantile(states, 0.5):.0f} | {_quantile(states, 0.9):.0f} |"
+        f"| {subset} | {strict}/{total} | {lenient}/{total} | {_quantile(times, 0.5):.3f} | "
+        f"{_quantile(times, 0.9):.3f} | {_quantile(states, 0.5):.0f} | {_quantile(states, 0.9):.0f} |"
         + "".join(f" {cell} |" for cell in peer_cells),
         flush=True,
     )
     return {
         "subset": subset,
+        "tokenizer": args.tokenizer,
+        "timing": timing_mode(args.tokenizer),
         "total": total,
         "strict": strict,
         "lenient": lenient,
@@ -290,6 +519,8 @@ def _subset_row(
         "p90_states": _quantile(states, 0.9) if states else None,
         "peers": {p: (peer_ok[p] if available[p] else None) for p in wanted},
         "peer_median_seconds": {p: (statistics.median(t) if t else None) for p, t in peer_times.items()},
+        "peer_p90_seconds": {p: (_quantile(t, 0.9) if t else None) for p, t in peer_times.items()},
+        "moonmaskc_over_xgrammar": ratios if "xgrammar" in wanted else None,
         "strict_failures": dict(sorted(reasons.items(), key=lambda kv: -kv[1])[:10]),
         "peer_failures": {
             p: dict(sorted(f.items(), key=lambda kv: -kv[1])[:5]) for p, f in peer_failures.items()

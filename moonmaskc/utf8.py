@@ -8,6 +8,7 @@ never a surrogate (U+D800..U+DFFF), never anything above U+10FFFF.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 from moonmaskc import ir
 
@@ -94,6 +95,13 @@ def codepoints(ranges: Iterable[tuple[int, int]]) -> ir.Node:
     NFA shares the tail of every multi-byte form and the subset construction does not keep one state
     per lead byte and position: ``.{0,50}`` stays close to minimal before minimisation.
     """
+    return _codepoints(tuple((int(lo), int(hi)) for lo, hi in ranges))
+
+
+@lru_cache(maxsize=4096)
+def _codepoints(ranges: tuple[tuple[int, int], ...]) -> ir.Node:
+    """``codepoints`` of one tuple of ranges, built once (IR nodes are immutable): character
+    classes such as "any character but a quote" recur in every string of every schema."""
     return _factor_suffixes([tuple(sequence) for sequence in byte_sequences(ranges)])
 
 
