@@ -19,13 +19,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 import moonmaskc
+from moonmaskc import ir
 from moonmaskc.artifact import Artifact
+from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.native import PURE_ENV, native_built
 from moonmaskc.errors import MoonmaskError
 from moonmaskc.vocabulary import Vocabulary, load_vocabulary
 from tests.conftest import PROJECT_ROOT, data_dir, data_path
+from tests.test_automata import assert_same_dfa, ir_nodes
 
 pytestmark = pytest.mark.skipif(
     not native_built(), reason="the native core is not built (no C compiler at install?)"
@@ -177,3 +181,28 @@ def test_version_names_the_core() -> None:
     environment = {key: value for key, value in os.environ.items() if key != PURE_ENV}
     default = subprocess.run(command, env=environment, capture_output=True, text=True)
     assert default.returncode == 0 and default.stdout.strip().endswith("native core")
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(ir_nodes(), ir_nodes())
+def test_compile_ir_through_the_flat_nfa_equals_the_pure_path(first: ir.Node, second: ir.Node) -> None:
+    """``compile_ir``'s native path (flat NFA with embedded automata kept whole, native subsets,
+    native minimisation) against the pure path, on IRs that embed the same DFA several times, an
+    empty DFA and a DFA with an accepting sink."""
+    import os
+
+    saved = os.environ.pop(PURE_ENV, None)
+    try:
+        embedded = ir.Automaton(compile_ir(ir.seq(first, ir.star(second))))
+        nothing = ir.Automaton(compile_ir(ir.NOTHING))
+        node = ir.seq(ir.alt(embedded, second, nothing), ir.repeat(embedded, 0, 2), ir.alt(first, embedded))
+        for candidate in (first, node):
+            native_dfa = compile_ir(candidate)
+            os.environ[PURE_ENV] = "1"
+            pure_dfa = compile_ir(candidate)
+            del os.environ[PURE_ENV]
+            assert_same_dfa(pure_dfa, native_dfa)
+    finally:
+        os.environ.pop(PURE_ENV, None)
+        if saved is not None:
+            os.environ[PURE_ENV] = saved

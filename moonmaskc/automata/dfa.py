@@ -40,6 +40,7 @@ class DFA:
         self._rows: list[list[int]] | None = None
         self._classes: list[int] | None = None
         self._mask_edges: list[list[tuple[int, int]]] | None = None
+        self._class_masks: list[int] | None = None
 
     @property
     def distance(self) -> np.ndarray:
@@ -121,6 +122,15 @@ class DFA:
                 for row in self.transitions.tolist()
             ]
         return self._mask_edges
+
+    def class_masks(self) -> list[int]:
+        """The byte set of each class as a 256-bit integer (bit b set = byte b), computed once."""
+        if self._class_masks is None:
+            masks = [0] * self.num_classes
+            for b, cls in enumerate(self.byte_class.tolist()):
+                masks[cls] |= 1 << b
+            self._class_masks = masks
+        return self._class_masks
 
     def class_representatives(self) -> list[int]:
         """The smallest byte of each class."""

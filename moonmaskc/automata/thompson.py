@@ -26,12 +26,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from moonmaskc import ir
 from moonmaskc.errors import LimitError, NFAArraysError
 from moonmaskc.limits import Limits
+
+if TYPE_CHECKING:
+    from moonmaskc.automata.dfa import DFA
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,6 +106,16 @@ def _check_range(name: str, array: np.ndarray, bound: int) -> None:
         raise NFAArraysError(f"NFA arrays: {name} holds values outside 0..{bound - 1}")
 
 
+def nfa_state_limit(limits: Limits) -> LimitError:
+    return LimitError(
+        "max_states",
+        limits.max_states,
+        f"the NFA grew past {limits.max_nfa_states} states "
+        f"(8 x the DFA state bound) while expanding repetitions",
+        flag="--max-states",
+    )
+
+
 class NFA:
     """A Thompson NFA. ``edges[s]`` are (byte mask, target) pairs, ``epsilon[s]`` epsilon targets.
     ``ordered_edges`` holds the states whose edges have disjoint masks, distinct targets, and come
@@ -123,13 +137,7 @@ class NFA:
 
     def new_state(self) -> int:
         if len(self.edges) >= self._max_states:
-            raise LimitError(
-                "max_states",
-                self.limits.max_states,
-                f"the NFA grew past {self.limits.max_nfa_states} states "
-                f"(8 x the DFA state bound) while expanding repetitions",
-                flag="--max-states",
-            )
+            raise nfa_state_limit(self.limits)
         self.edges.append([])
         self.epsilon.append([])
         return len(self.edges) - 1
@@ -221,6 +229,33 @@ class NFA:
             important=important,
         )
 
+    def add_edge(self, source: int, mask: int, target: int) -> None:
+        self.edges[source].append((mask, target))
+
+    def add_epsilon(self, source: int, target: int) -> None:
+        self.epsilon[source].append(target)
+
+    def embed(self, entry: int, dfa: DFA) -> int:
+        """Copy ``dfa`` in state by state, entered from ``entry``; return its exit state."""
+        exit_state = self.new_state()
+        if dfa.start == 0:
+            return exit_state  # empty language: the exit is unreachable
+        first = self.num_states
+        for _ in range(1, dfa.num_states):
+            self.new_state()
+        self.epsilon[entry].append(first - 1 + dfa.start)
+        accepting = dfa.accepting.tolist()
+        edges = self.edges
+        self.ordered_edges.update(range(first, first + dfa.num_states - 1))
+        for q, row in enumerate(dfa.mask_edges()):
+            if q == 0:
+                continue
+            state = first - 1 + q
+            edges[state] = [(mask, first - 1 + target) for mask, target in row]  # by smallest byte
+            if accepting[q]:
+                self.epsilon[state].append(exit_state)
+        return exit_state
+
     def accepts(self, data: bytes) -> bool:
         """Simulate the NFA on ``data`` (a reference for tests; slow)."""
         current = set(self.closure(self.start))
@@ -239,13 +274,25 @@ class NFA:
 def build_nfa(node: ir.Node, limits: Limits | None = None) -> NFA:
     """Thompson NFA for ``node``."""
     nfa = NFA(limits or Limits())
-    builder = _Builder(nfa)
-    nfa.final = builder.build(node, nfa.start)
+    nfa.final = _Builder(nfa).build(node, nfa.start)
     return nfa
 
 
+class NFAStore(Protocol):
+    """What the builder writes into: the pure ``NFA`` (per-state lists) or ``FlatNFA`` (flat lists,
+    embedded automata kept whole until ``to_arrays``)."""
+
+    def new_state(self) -> int: ...
+
+    def add_edge(self, source: int, mask: int, target: int) -> None: ...
+
+    def add_epsilon(self, source: int, target: int) -> None: ...
+
+    def embed(self, entry: int, dfa: DFA) -> int: ...
+
+
 class _Builder:
-    def __init__(self, nfa: NFA) -> None:
+    def __init__(self, nfa: NFAStore) -> None:
         self.nfa = nfa
 
     def build(self, node: ir.Node, entry: int) -> int:
@@ -253,18 +300,18 @@ class _Builder:
         nfa = self.nfa
         if isinstance(node, ir.ByteSet):
             exit_state = nfa.new_state()
-            nfa.edges[entry].append((node.mask, exit_state))
+            nfa.add_edge(entry, node.mask, exit_state)
             return exit_state
         if isinstance(node, ir.Seq):
             return self._seq(node.items, entry)
         if isinstance(node, ir.Alt):
             exit_state = nfa.new_state()
             for item in node.items:  # every branch leaves from the entry itself (see the docstring)
-                nfa.epsilon[self.build(item, entry)].append(exit_state)
+                nfa.add_epsilon(self.build(item, entry), exit_state)
             return exit_state
         if isinstance(node, ir.Repeat):
             return self._repeat(node, entry)
-        return self._automaton(node, entry)
+        return nfa.embed(entry, node.dfa)
 
     def _seq(self, items: tuple[ir.Node, ...], entry: int) -> int:
         loops = _separated_loops(items)
@@ -286,11 +333,11 @@ class _Builder:
         state of its own, as in a star."""
         nfa = self.nfa
         loop = nfa.new_state()
-        nfa.epsilon[entry].append(loop)
+        nfa.add_epsilon(entry, loop)
         body_exit = self._seq(body, loop)
-        nfa.epsilon[self._seq(separator, body_exit)].append(loop)
+        nfa.add_epsilon(self._seq(separator, body_exit), loop)
         exit_state = nfa.new_state()
-        nfa.epsilon[body_exit].append(exit_state)
+        nfa.add_epsilon(body_exit, exit_state)
         return exit_state
 
     def _repeat(self, node: ir.Repeat, entry: int) -> int:
@@ -304,38 +351,16 @@ class _Builder:
             current = self.build(node.item, current)
         if node.max is None:
             loop = nfa.new_state()  # a state of its own: the body returns here, never to ``current``
-            nfa.epsilon[current].append(loop)
-            nfa.epsilon[self.build(node.item, loop)].append(loop)
+            nfa.add_epsilon(current, loop)
+            nfa.add_epsilon(self.build(node.item, loop), loop)
             exit_state = nfa.new_state()
-            nfa.epsilon[loop].append(exit_state)
+            nfa.add_epsilon(loop, exit_state)
             return exit_state
         exit_state = nfa.new_state()
         for _ in range(node.max - node.min):
-            nfa.epsilon[current].append(exit_state)
+            nfa.add_epsilon(current, exit_state)
             current = self.build(node.item, current)
-        nfa.epsilon[current].append(exit_state)
-        return exit_state
-
-    def _automaton(self, node: ir.Automaton, entry: int) -> int:
-        nfa = self.nfa
-        dfa = node.dfa
-        exit_state = nfa.new_state()
-        if dfa.start == 0:
-            return exit_state  # empty language: the exit is unreachable
-        first = nfa.num_states
-        for _ in range(1, dfa.num_states):
-            nfa.new_state()
-        nfa.epsilon[entry].append(first - 1 + dfa.start)
-        accepting = dfa.accepting.tolist()
-        edges = nfa.edges
-        nfa.ordered_edges.update(range(first, first + dfa.num_states - 1))
-        for q, row in enumerate(dfa.mask_edges()):
-            if q == 0:
-                continue
-            state = first - 1 + q
-            edges[state] = [(mask, first - 1 + target) for mask, target in row]  # by smallest byte
-            if accepting[q]:
-                nfa.epsilon[state].append(exit_state)
+        nfa.add_epsilon(current, exit_state)
         return exit_state
 
 

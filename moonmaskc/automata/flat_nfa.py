@@ -1,0 +1,195 @@
+"""The Thompson NFA written straight into flat lists, for the native subset construction.
+
+Takes: an ``ir.Node`` and ``Limits`` (``build_flat_nfa``), built by the same ``_Builder`` as the
+pure ``NFA``. Hands on: ``NFAArrays`` (``FlatNFA.to_arrays``): byte classes, CSR byte edges per
+class, CSR epsilon edges, the important states.
+
+What differs from ``NFA``: states are a counter and edges are appended to flat lists, and an
+embedded DFA (``ir.Automaton``, every string format and sub-language a schema reuses) is kept whole
+as a block of states and expanded by numpy in ``to_arrays``: its transitions over the global byte
+classes are one gather of its dense table, instead of a Python loop over its states. The language
+is the same; the state numbering may differ from ``NFA``'s, which the canonical minimal DFA hides.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+
+from moonmaskc import ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.thompson import NFAArrays, _Builder, nfa_state_limit
+from moonmaskc.limits import Limits
+
+
+class FlatNFA:
+    """An NFA as flat lists: byte edges (source, mask, target), epsilon edges (source, target), and
+    embedded DFAs as blocks (first state, DFA, exit state); state ``first - 1 + q`` is DFA state
+    ``q`` for ``q >= 1``."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._max_states = limits.max_nfa_states
+        self.num_states = 0
+        self.edge_source: list[int] = []
+        self.edge_mask: list[int] = []
+        self.edge_target: list[int] = []
+        self.eps_source: list[int] = []
+        self.eps_target: list[int] = []
+        self.blocks: list[tuple[int, DFA, int]] = []
+        self.start = self.new_state()
+        self.final = -1
+
+    def new_state(self) -> int:
+        state = self.num_states
+        if state >= self._max_states:
+            raise nfa_state_limit(self.limits)
+        self.num_states = state + 1
+        return state
+
+    def add_edge(self, source: int, mask: int, target: int) -> None:
+        self.edge_source.append(source)
+        self.edge_mask.append(mask)
+        self.edge_target.append(target)
+
+    def add_epsilon(self, source: int, target: int) -> None:
+        self.eps_source.append(source)
+        self.eps_target.append(target)
+
+    def embed(self, entry: int, dfa: DFA) -> int:
+        exit_state = self.new_state()
+        if dfa.start == 0:
+            return exit_state  # empty language: the exit is unreachable
+        first = self.num_states
+        if first + dfa.num_states - 1 > self._max_states:
+            raise nfa_state_limit(self.limits)
+        self.num_states = first + dfa.num_states - 1
+        self.add_epsilon(entry, first - 1 + dfa.start)
+        self.blocks.append((first, dfa, exit_state))
+        return exit_state
+
+    def to_arrays(self) -> NFAArrays:
+        n = self.num_states
+        masks = _distinct_masks(self.edge_mask, self.blocks)
+        class_of, mask_classes = _byte_classes(masks)
+        num_classes = int(class_of.max()) + 1
+        mask_id = {mask: index for index, mask in enumerate(masks)}
+        # plain edges: one entry per (edge, class it covers)
+        edge_masks = np.fromiter(map(mask_id.__getitem__, self.edge_mask), np.int64, len(self.edge_mask))
+        covers = mask_classes[edge_masks]  # bool[edges, classes]
+        rows, columns = np.nonzero(covers)
+        sources = [np.asarray(self.edge_source, dtype=np.int64)[rows]]
+        classes = [columns.astype(np.int64)]
+        targets = [np.asarray(self.edge_target, dtype=np.int64)[rows]]
+        has_edge = np.zeros(n, dtype=bool)
+        has_edge[np.asarray(self.edge_source, dtype=np.int64)] = True  # an empty-set edge counts
+        eps_sources = [np.asarray(self.eps_source, dtype=np.int64)]
+        eps_targets = [np.asarray(self.eps_target, dtype=np.int64)]
+        representative = _class_representatives(class_of, num_classes)
+        for dfa, firsts, exits in _blocks_by_dfa(self.blocks):
+            table = dfa.transitions[1:, dfa.byte_class[representative]]  # DFA states 1.. x global classes
+            row, column = np.nonzero(table)
+            shift = firsts[:, None]  # one copy of the DFA per block, states first .. first + n - 2
+            sources.append((row[None, :] + shift).ravel())
+            classes.append(np.tile(column.astype(np.int64), len(firsts)))
+            targets.append((table[row, column].astype(np.int64)[None, :] + (shift - 1)).ravel())
+            live_rows = np.flatnonzero(np.any(table != 0, axis=1))
+            has_edge[(live_rows[None, :] + shift).ravel()] = True
+            accepting = np.flatnonzero(dfa.accepting[1:])
+            eps_sources.append((accepting[None, :] + shift).ravel())
+            eps_targets.append(np.repeat(exits, len(accepting)))
+        edge_offsets, edge_order = _csr(np.concatenate(sources), n)
+        eps_offsets, eps_order = _csr(np.concatenate(eps_sources), n)
+        important = has_edge.astype(np.uint8)
+        if self.final >= 0:
+            important[self.final] = 1
+        return NFAArrays(
+            num_states=n,
+            start=self.start,
+            final=self.final,
+            num_classes=num_classes,
+            class_of=class_of,
+            edge_offsets=edge_offsets,
+            edge_class=np.ascontiguousarray(np.concatenate(classes)[edge_order], dtype=np.int32),
+            edge_target=np.ascontiguousarray(np.concatenate(targets)[edge_order], dtype=np.int32),
+            eps_offsets=eps_offsets,
+            eps_target=np.ascontiguousarray(np.concatenate(eps_targets)[eps_order], dtype=np.int32),
+            important=important,
+        )
+
+
+def build_flat_nfa(node: ir.Node, limits: Limits | None = None) -> FlatNFA:
+    """Thompson NFA for ``node`` as flat lists (see the module docstring)."""
+    nfa = FlatNFA(limits or Limits())
+    nfa.final = _Builder(nfa).build(node, nfa.start)
+    return nfa
+
+
+def _blocks_by_dfa(blocks: list[tuple[int, DFA, int]]) -> list[tuple[DFA, np.ndarray, np.ndarray]]:
+    """The blocks grouped by DFA (a schema embeds one string automaton many times): each DFA with
+    the first states and exit states of its copies."""
+    grouped: dict[int, tuple[DFA, list[int], list[int]]] = {}
+    for first, dfa, exit_state in blocks:
+        found = grouped.setdefault(id(dfa), (dfa, [], []))
+        found[1].append(first)
+        found[2].append(exit_state)
+    return [
+        (dfa, np.asarray(firsts, dtype=np.int64), np.asarray(exits, dtype=np.int64))
+        for dfa, firsts, exits in grouped.values()
+    ]
+
+
+def _distinct_masks(edge_masks: list[int], blocks: list[tuple[int, DFA, int]]) -> list[int]:
+    """Every distinct byte mask that tells bytes apart: the plain edges' and, per embedded DFA,
+    the byte set of each of its classes."""
+    masks = dict.fromkeys(edge_masks)
+    seen: set[int] = set()
+    for _, dfa, _ in blocks:
+        if id(dfa) not in seen:
+            seen.add(id(dfa))
+            masks.update(dict.fromkeys(dfa.class_masks()))
+    return list(masks)
+
+
+def _byte_classes(masks: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The coarsest byte classes that no mask tells apart, numbered by smallest byte (int32[256]),
+    and which classes each mask covers (bool[masks, classes]). One sweep over the bytes where some
+    mask's run starts or ends, each mask owning one bit of a signature toggled there."""
+    toggles = {0: 0, 256: 0}
+    for index, mask in enumerate(masks):
+        bit = 1 << index
+        edges = mask ^ (mask << 1)  # bit b set where bytes b - 1 and b differ in membership
+        while edges:
+            low = edges & -edges
+            at = low.bit_length() - 1
+            toggles[at] = toggles.get(at, 0) ^ bit
+            edges ^= low
+    class_of = np.zeros(256, dtype=np.int32)
+    class_ids: dict[int, int] = {}
+    signature = 0
+    for cut, end in pairwise(sorted(toggles)):
+        signature ^= toggles[cut]
+        class_of[cut:end] = class_ids.setdefault(signature, len(class_ids))
+    covers = np.zeros((len(masks), len(class_ids)), dtype=bool)
+    for signature, cls in class_ids.items():
+        while signature:
+            low = signature & -signature
+            covers[low.bit_length() - 1, cls] = True
+            signature ^= low
+    return class_of, covers
+
+
+def _class_representatives(class_of: np.ndarray, num_classes: int) -> np.ndarray:
+    """The smallest byte of each class."""
+    representative = np.full(num_classes, 256, dtype=np.int64)
+    np.minimum.at(representative, class_of, np.arange(256))
+    return representative
+
+
+def _csr(sources: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (int64[n + 1]) and the stable order that groups entries by source."""
+    order = np.argsort(sources, kind="stable")
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sources, minlength=n), out=offsets[1:])
+    return offsets, order
