@@ -14,18 +14,23 @@ distinct (parent map, byte class) pair, and each distinct map is stored once. Th
 state to 0) prunes its whole subtree. Real vocabularies on JSON-like DFAs yield a few hundred
 distinct maps, so the work is about ``states x distinct pairs`` rather than ``states x trie nodes``.
 
-Only numpy is imported here (plus ``moonmaskc.errors`` for the size bound).
+The same composition runs in C when the native core is built (``moonmaskc.automata._native.token_walk``,
+imported lazily through ``moonmaskc.automata.native``, which needs only the standard library); every
+array is checked here before it goes there. Otherwise only numpy is imported here (plus
+``moonmaskc.errors`` for the size bound and malformed inputs).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from moonmaskc.errors import LimitError
+from moonmaskc.automata.native import native
+from moonmaskc.errors import LimitError, MalformedArraysError
 from moonmaskc.limits import DEFAULT_MAX_TABLE_CELLS
 
 if TYPE_CHECKING:
@@ -62,28 +67,121 @@ def token_classes(
     on_level: Callable[[float], None] | None = None,
     max_cells: int = DEFAULT_MAX_TABLE_CELLS,
 ) -> TokenClasses:
-    """The token classes of ``dfa`` for the vocabulary of ``trie``; ``on_level(fraction_done)``."""
-    maps = _MapStore(dfa.num_states, max_cells)
-    node_map = _compose_over_trie(dfa, trie, maps, on_level)
+    """The token classes of ``dfa`` for the vocabulary of ``trie``; ``on_level(fraction_done)``.
+
+    The maps are composed by the native core when it is built (``moonmaskc.automata.native``),
+    else in numpy; the classes are the same either way (map ids may differ, but classes are
+    numbered by their first token)."""
+    _check_inputs(dfa, trie, vocab_size, eos_id)
+    states = np.arange(dfa.num_states)
+    eos_row = np.where(dfa.accepting, states, 0).astype(state_dtype(dfa.num_states))
+    module = native("token_walk")
+    if module is not None:
+        node_map, eos_map, map_count, map_rows = _native_maps(module, dfa, trie, eos_row, on_level, max_cells)
+    else:
+        maps = _MapStore(dfa.num_states, max_cells)
+        node_map = _compose_over_trie(dfa, trie, maps, on_level)
+        eos_map = int(maps.add(maps.padded(eos_row[None, :]))[0])
+        map_count, map_rows = maps.count, maps.rows
     token_map = np.full(vocab_size, DEAD_MAP, dtype=np.int64)
     token_map[trie.node_token_ids] = node_map[trie.token_nodes]
-    states = np.arange(dfa.num_states)
-    eos_map = maps.padded(np.where(dfa.accepting, states, 0)[None, :])
-    token_map[eos_id] = maps.add(eos_map)[0]
-    first_token = np.full(maps.count, vocab_size, dtype=np.int64)  # the first token of each map
+    token_map[eos_id] = eos_map
+    first_token = np.full(map_count, vocab_size, dtype=np.int64)  # the first token of each map
     np.minimum.at(first_token, token_map, np.arange(vocab_size))
     used = np.flatnonzero(first_token < vocab_size)
     by_first_token = used[np.argsort(first_token[used], kind="stable")]
     class_maps = np.concatenate([[DEAD_MAP], by_first_token[by_first_token != DEAD_MAP]])
     if dfa.num_states * len(class_maps) > max_cells:
         raise _too_many_cells(dfa.num_states, len(class_maps), max_cells)
-    class_of_map = np.zeros(maps.count, dtype=np.int64)
+    class_of_map = np.zeros(map_count, dtype=np.int64)
     class_of_map[class_maps] = np.arange(len(class_maps))
     class_dtype = np.uint16 if len(class_maps) <= np.iinfo(np.uint16).max else np.int32
     return TokenClasses(
         token_class=class_of_map[token_map].astype(class_dtype),
-        class_next=np.ascontiguousarray(maps.rows(class_maps)[:, : dfa.num_states].T),
+        class_next=np.ascontiguousarray(map_rows(class_maps)[:, : dfa.num_states].T),
     )
+
+
+def _check_inputs(dfa: DFA, trie: ByteTrie, vocab_size: int, eos_id: int) -> None:
+    """Raise ``MalformedArraysError`` unless the DFA's and the trie's arrays keep every index in
+    range (and state 0 is dead): checked on both paths, before any native code runs."""
+    transitions, byte_class = dfa.transitions, dfa.byte_class
+    states, classes = transitions.shape if transitions.ndim == 2 else (0, 0)
+    if transitions.ndim != 2 or states < 1 or classes < 1 or not _is_int(transitions):
+        raise MalformedArraysError("DFA transitions must be a non-empty 2-D integer array")
+    if transitions.min() < 0 or transitions.max() >= states:
+        raise MalformedArraysError("DFA transitions lead outside the DFA's states")
+    if transitions[0].any():
+        raise MalformedArraysError("state 0 of the DFA must be dead (lead only to itself)")
+    if byte_class.shape != (256,) or not _is_int(byte_class):
+        raise MalformedArraysError("the DFA's byte classes must be 256 integers")
+    if byte_class.min() < 0 or byte_class.max() >= classes:
+        raise MalformedArraysError("the DFA's byte classes point outside its transition columns")
+    if dfa.accepting.shape != (states,):
+        raise MalformedArraysError("the DFA's accepting flags do not match its states")
+    parents, node_byte, levels = trie.node_parent, trie.node_byte, trie.level_offsets
+    nodes = len(parents) if parents.ndim == 1 else 0
+    arrays = (parents, node_byte, levels, trie.node_token_offsets, trie.node_token_ids)
+    if nodes < 1 or any(array.ndim != 1 or not _is_int(array) for array in arrays):
+        raise MalformedArraysError("the vocabulary trie's arrays must be non-empty 1-D integer arrays")
+    if len(node_byte) != nodes or node_byte.min() < 0 or node_byte.max() > 255:
+        raise MalformedArraysError("the vocabulary trie's node bytes do not match its nodes")
+    if parents[0] != -1 or (parents[1:] < 0).any() or (parents[1:] >= np.arange(1, nodes)).any():
+        raise MalformedArraysError("a node of the vocabulary trie has no parent before it")
+    if (
+        len(levels) < 2
+        or levels[0] != 0
+        or levels[1] != 1
+        or levels[-1] != nodes
+        or (np.diff(levels) < 0).any()
+    ):
+        raise MalformedArraysError("the vocabulary trie's level offsets do not cover its nodes")
+    offsets, token_ids = trie.node_token_offsets, trie.node_token_ids
+    if (
+        len(offsets) != nodes + 1
+        or offsets[0] != 0
+        or offsets[-1] != len(token_ids)
+        or (np.diff(offsets) < 0).any()
+    ):
+        raise MalformedArraysError("the vocabulary trie's token offsets do not match its tokens")
+    if not 0 <= eos_id < vocab_size or (
+        len(token_ids) and (token_ids.min() < 0 or token_ids.max() >= vocab_size)
+    ):
+        raise MalformedArraysError("token ids (or the eos id) outside the vocabulary")
+
+
+def _is_int(array: np.ndarray) -> bool:
+    return bool(np.issubdtype(array.dtype, np.integer))
+
+
+def _native_maps(
+    module: ModuleType,
+    dfa: DFA,
+    trie: ByteTrie,
+    eos_row: np.ndarray,
+    on_level: Callable[[float], None] | None,
+    max_cells: int,
+) -> tuple[np.ndarray, int, int, Callable[[np.ndarray], np.ndarray]]:
+    """The native composition (inputs checked by ``_check_inputs``): the map of every node, the
+    eos map, the number of maps and the rows of given map ids."""
+    dtype = state_dtype(dfa.num_states)
+    status, count, node_map, matrix, eos_map = module.compose_over_trie(
+        np.ascontiguousarray(dfa.transitions.T, dtype=dtype),
+        np.ascontiguousarray(trie.node_parent, dtype=np.int32),
+        np.ascontiguousarray(trie.node_byte, dtype=np.uint8),
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        np.ascontiguousarray(trie.level_offsets, dtype=np.int64),
+        min(max(int(max_cells), 0), np.iinfo(np.int64).max),
+        eos_row,
+        on_level,
+    )
+    if status == module.LIMIT:
+        raise _too_many_cells(dfa.num_states, count, max_cells)
+    if status != module.OK:
+        raise MalformedArraysError(
+            "the vocabulary trie or the DFA is malformed (rejected by the native core)"
+        )
+    return node_map, int(eos_map), int(count), matrix.__getitem__
 
 
 def _compose_over_trie(

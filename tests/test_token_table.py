@@ -3,6 +3,7 @@ from every state (all states on small vocabularies, sampled states on gpt2, mist
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -245,6 +246,7 @@ def test_progress_reaches_the_total() -> None:
 def test_state_maps_stay_exact_when_every_fingerprint_collides(monkeypatch: pytest.MonkeyPatch) -> None:
     import moonmaskc.token_classes as token_classes
 
+    monkeypatch.setenv("MOONMASKC_PURE", "1")  # the pure map store is what is under test
     dfa = json_like_dfa()
     vocabulary = Vocabulary.from_tokens([*HAND_TOKENS, b'{"na', b"me", b'": "', b"<eos>"], eos_id=16)
     honest = build_token_table(dfa, vocabulary, trie=build_trie(vocabulary))
@@ -265,6 +267,7 @@ def test_pair_lookup_switches_from_a_dense_table_to_a_dict_without_changing_the_
     small and in a dict beyond it; with the switch forced early, the table is the same."""
     import moonmaskc.token_classes as token_classes
 
+    monkeypatch.setenv("MOONMASKC_PURE", "1")  # the pure pair lookup is what is under test
     dfa = json_like_dfa()
     vocabulary = load_vocabulary(data_path("tokenizers", "gpt2.json"))
     trie = build_trie(vocabulary)
@@ -320,13 +323,20 @@ def test_packed_masks_equal_the_token_by_token_definition(inputs: tuple[np.ndarr
 
     allowed, token_class, big_count = inputs
     expected = direct_masks(allowed, token_class)
-    assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
+    assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)  # native when built
     chosen = token_masks._big_classes
+    saved = os.environ.get("MOONMASKC_PURE")
     try:
+        os.environ["MOONMASKC_PURE"] = "1"  # the pure split is what is under test
+        assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
         token_masks._big_classes = lambda allowed, sizes, by_size, words: by_size[:big_count]
         assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
     finally:
         token_masks._big_classes = chosen
+        if saved is None:
+            os.environ.pop("MOONMASKC_PURE", None)
+        else:
+            os.environ["MOONMASKC_PURE"] = saved
 
 
 def test_packed_masks_of_a_large_vocabulary_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -345,6 +355,8 @@ def test_packed_masks_of_a_large_vocabulary_in_chunks(monkeypatch: pytest.Monkey
     padded[:, :vocab_size] = allowed[:, token_class]
     expected = np.packbits(padded, axis=1, bitorder="little").view("<u4")
     assert (expected[0, :-1] == 0xFFFFFFFF).all()
+    assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
+    monkeypatch.setenv("MOONMASKC_PURE", "1")
     assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)
     monkeypatch.setattr(token_masks, "CELLS_PER_CHUNK", 3 * expected.shape[1])
     assert np.array_equal(token_masks.packed_masks(allowed, token_class), expected)

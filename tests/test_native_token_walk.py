@@ -1,0 +1,428 @@
+"""The native token walk (``moonmaskc.automata._native.token_walk``) against the numpy path.
+
+Token classes (``token_class``, ``class_next``) and packed masks must be the same arrays on both
+paths: on the example schemas with GPT-2 and Llama-3, on hypothesis-made DFAs with a small
+vocabulary, at the ``max_cells`` bound, and malformed arrays must raise a ``MoonmaskError`` on
+both paths (never reach the C loops). The pure path is forced with ``MOONMASKC_PURE=1``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import TypeVar
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from moonmaskc import compile_schema
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.native import PURE_ENV, native
+from moonmaskc.errors import LimitError, MoonmaskError
+from moonmaskc.token_classes import TokenClasses, token_classes
+from moonmaskc.token_masks import packed_masks
+from moonmaskc.token_table import TokenTable, build_token_table
+from moonmaskc.trie import ByteTrie, build_trie, trie_for
+from moonmaskc.vocabulary import Vocabulary, load_vocabulary
+from tests.conftest import PROJECT_ROOT, data_path
+
+SCHEMAS = sorted((PROJECT_ROOT / "examples" / "schemas").glob("*.json"))
+TOKENIZERS = ("gpt2", "llama3")
+T = TypeVar("T")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MOONMASKC_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+NOT_BUILT = (
+    "native token_walk is not built (build it with "
+    "`cythonize -i -3 moonmaskc/automata/_native/token_walk.pyx` or reinstall with a C compiler)"
+)
+
+
+def native_walk() -> ModuleType | None:
+    """The native module whether or not ``MOONMASKC_PURE`` is set (``None`` when not built)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(PURE_ENV, raising=False)
+        return native("token_walk")
+
+
+@pytest.fixture
+def walk() -> ModuleType:
+    """The native module; skips when it was not built."""
+    module = native_walk()
+    if module is None:
+        pytest.skip(NOT_BUILT)
+    return module
+
+
+def both_paths(monkeypatch: pytest.MonkeyPatch, run: Callable[[], T]) -> tuple[T, T]:
+    """``run()`` on the native path, then with the pure path forced."""
+    monkeypatch.delenv(PURE_ENV, raising=False)
+    native_result = run()
+    monkeypatch.setenv(PURE_ENV, "1")
+    try:
+        pure_result = run()
+    finally:
+        monkeypatch.delenv(PURE_ENV, raising=False)
+    return native_result, pure_result
+
+
+def assert_same_classes(got: TokenClasses, expected: TokenClasses) -> None:
+    assert got.token_class.dtype == expected.token_class.dtype
+    assert got.class_next.dtype == expected.class_next.dtype
+    assert np.array_equal(got.token_class, expected.token_class)
+    assert np.array_equal(got.class_next, expected.class_next)
+
+
+def assert_same_tables(got: TokenTable, expected: TokenTable) -> None:
+    for name in ("mask_rows", "state_row", "token_class", "class_next"):
+        assert getattr(got, name).dtype == getattr(expected, name).dtype, name
+        assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+
+
+@cache
+def schema_dfa(path: Path) -> DFA:
+    return compile_schema(json.loads(path.read_text()), tokenizer=None).dfa
+
+
+@cache
+def real_vocabulary(name: str) -> tuple[Vocabulary, ByteTrie]:
+    vocabulary = load_vocabulary(data_path("tokenizers", f"{name}.json"))
+    return vocabulary, trie_for(vocabulary)
+
+
+# -- real vocabularies ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@pytest.mark.parametrize("schema", SCHEMAS, ids=lambda path: path.stem)
+def test_schema_tables_are_the_same_on_both_paths(
+    walk: ModuleType, monkeypatch: pytest.MonkeyPatch, tokenizer: str, schema: Path
+) -> None:
+    vocabulary, trie = real_vocabulary(tokenizer)
+    dfa = schema_dfa(schema)
+    native_classes, pure_classes = both_paths(
+        monkeypatch, lambda: token_classes(dfa, trie, vocabulary.size, vocabulary.eos_id)
+    )
+    assert_same_classes(native_classes, pure_classes)
+    native_table, pure_table = both_paths(monkeypatch, lambda: build_token_table(dfa, vocabulary, trie=trie))
+    assert_same_tables(native_table, pure_table)
+    allowed = pure_table.row_classes()
+    native_masks, pure_masks = both_paths(monkeypatch, lambda: packed_masks(allowed, pure_table.token_class))
+    assert np.array_equal(native_masks, pure_masks)
+    assert np.array_equal(native_masks, pure_table.mask_rows)
+
+
+def test_progress_is_reported_alike(walk: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    vocabulary, trie = real_vocabulary("gpt2")
+    dfa = schema_dfa(SCHEMAS[0])
+
+    def fractions() -> list[float]:
+        seen: list[float] = []
+        token_classes(dfa, trie, vocabulary.size, vocabulary.eos_id, on_level=seen.append)
+        return seen
+
+    native_fractions, pure_fractions = both_paths(monkeypatch, fractions)
+    assert native_fractions == pure_fractions and native_fractions
+
+
+def test_the_cell_bound_is_hit_alike(walk: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """For bounds around the store's growth points (64, 128, ... maps) and the class count, both
+    paths either build the same classes or raise the same ``LimitError``."""
+    vocabulary, trie = real_vocabulary("gpt2")
+    dfa = schema_dfa(PROJECT_ROOT / "examples" / "schemas" / "user.json")
+    states = dfa.num_states
+    outcomes = set()
+    for maps in (0, 1, 2, 63, 64, 65, 127, 128, 129, 300, 437, 438, 512, 700, 2000):
+
+        def run(max_cells: int = maps * states) -> TokenClasses | str:
+            try:
+                return token_classes(dfa, trie, vocabulary.size, vocabulary.eos_id, max_cells=max_cells)
+            except LimitError as error:
+                assert error.bound == "max_table_cells" and error.limit == max_cells
+                return str(error)
+
+        got, expected = both_paths(monkeypatch, run)
+        if isinstance(expected, str):
+            assert got == expected
+            outcomes.add("limit")
+        else:
+            assert isinstance(got, TokenClasses)
+            assert_same_classes(got, expected)
+            outcomes.add("built")
+    assert outcomes == {"limit", "built"}
+
+
+# -- hypothesis-made DFAs on a small vocabulary ---------------------------------------------------
+
+ALPHABET = b'ab{" \xc3\xa9'
+
+
+@st.composite
+def small_cases(draw: st.DrawFn) -> tuple[DFA, Vocabulary]:
+    states = draw(st.integers(1, 9))
+    classes = draw(st.integers(1, 5))
+    transitions = np.array(
+        draw(st.lists(st.integers(0, states - 1), min_size=states * classes, max_size=states * classes)),
+        dtype=np.int32,
+    ).reshape(states, classes)
+    transitions[0] = 0
+    byte_class = np.array(draw(st.lists(st.integers(0, classes - 1), min_size=256, max_size=256)))
+    accepting = np.array([False, *draw(st.lists(st.booleans(), min_size=states - 1, max_size=states - 1))])
+    dfa = DFA(transitions, byte_class, accepting, start=min(1, states - 1))
+    tokens = draw(
+        st.lists(st.binary(min_size=0, max_size=5).map(lambda b: bytes(ALPHABET[x % 7] for x in b)))
+    )
+    tokens.append(b"")  # eos
+    extra = draw(st.lists(st.binary(min_size=1, max_size=3), max_size=4))  # any bytes at all
+    tokens[len(tokens) - 1 : len(tokens) - 1] = extra
+    return dfa, Vocabulary.from_tokens(tokens, eos_id=len(tokens) - 1)
+
+
+def walked(dfa: DFA, data: bytes, state: int) -> int:
+    for byte in data:
+        state = int(dfa.transitions[state, dfa.byte_class[byte]])
+    return state
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_cases())
+def test_small_dfas_give_the_same_classes_on_both_paths(case: tuple[DFA, Vocabulary]) -> None:
+    dfa, vocabulary = case
+    if native_walk() is None:
+        pytest.skip(NOT_BUILT)
+    trie = build_trie(vocabulary)
+    with pytest.MonkeyPatch.context() as patch:
+        got, expected = both_paths(patch, lambda: build_token_table(dfa, vocabulary, trie=trie))
+    assert_same_tables(got, expected)
+    for token, data in enumerate(vocabulary.token_bytes):  # and both are right
+        for state in range(dfa.num_states):
+            if token == vocabulary.eos_id:
+                target = state if dfa.accepting[state] else 0
+            else:
+                target = walked(dfa, data, state) if data else 0
+            assert got.class_next[state, got.token_class[token]] == target
+
+
+@st.composite
+def mask_cases(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
+    classes = draw(st.integers(1, 10))
+    vocab_size = draw(st.integers(0, 200))
+    skew = draw(st.integers(0, classes - 1))
+    token_class = np.array(
+        draw(
+            st.lists(
+                st.one_of(st.just(skew), st.integers(0, classes - 1)),
+                min_size=vocab_size,
+                max_size=vocab_size,
+            )
+        ),
+        dtype=draw(st.sampled_from([np.uint16, np.int32, np.int64])),
+    )
+    patterns = draw(
+        st.lists(st.lists(st.booleans(), min_size=classes, max_size=classes), min_size=1, max_size=5)
+    )
+    picks = draw(st.lists(st.integers(0, len(patterns) - 1), max_size=40))
+    allowed = np.array([patterns[i] for i in picks], dtype=bool).reshape(len(picks), classes)
+    return allowed, token_class
+
+
+@settings(max_examples=200, deadline=None)
+@given(mask_cases())
+def test_packed_masks_are_the_same_on_both_paths(case: tuple[np.ndarray, np.ndarray]) -> None:
+    allowed, token_class = case
+    if native_walk() is None:
+        pytest.skip(NOT_BUILT)
+    with pytest.MonkeyPatch.context() as patch:
+        got, expected = both_paths(patch, lambda: packed_masks(allowed, token_class))
+    padded = np.zeros((len(allowed), (len(token_class) + 31) // 32 * 32), dtype=bool)
+    padded[:, : len(token_class)] = allowed[:, token_class.astype(np.intp)]
+    direct = np.packbits(padded, axis=1, bitorder="little").view("<u4")
+    assert got.dtype == expected.dtype == np.uint32
+    assert np.array_equal(expected, direct)
+    assert np.array_equal(got, direct)
+
+
+def test_packing_from_any_window(walk: ModuleType) -> None:
+    """Whatever earlier rows a row may start from, the masks are the definition's."""
+    rng = np.random.default_rng(3)
+    token_class = np.minimum(rng.zipf(1.4, 5000) - 1, 39).astype(np.int32)
+    allowed = rng.random((60, 40)) < 0.5
+    allowed[10:20] = allowed[9]  # repeated rows: a start with nothing to flip
+    allowed[30] = True
+    allowed[31] = False
+    padded = np.zeros((60, (5000 + 31) // 32 * 32), dtype=bool)
+    padded[:, :5000] = allowed[:, token_class]
+    direct = np.packbits(padded, axis=1, bitorder="little").view("<u4")
+    for window in (0, 1, 3, 16, 100):
+        status, masks = walk.pack_masks(allowed.view(np.uint8), token_class, window)
+        assert status == walk.OK and np.array_equal(masks, direct), window
+
+
+# -- malformed arrays ------------------------------------------------------------------------------
+
+
+def small_dfa_and_trie() -> tuple[DFA, ByteTrie, Vocabulary]:
+    transitions = np.array([[0, 0], [1, 2], [1, 0]], dtype=np.int32)
+    byte_class = np.zeros(256, dtype=np.int32)
+    byte_class[ord("a")] = 1
+    dfa = DFA(transitions, byte_class, np.array([False, True, False]), start=1)
+    vocabulary = Vocabulary.from_tokens([b"a", b"ab", b"b", b"ba", b"aab", b""], eos_id=5)
+    return dfa, build_trie(vocabulary), vocabulary
+
+
+def malformed_cases() -> Iterator[tuple[str, DFA, ByteTrie, int, int]]:
+    dfa, trie, vocabulary = small_dfa_and_trie()
+    size, eos = vocabulary.size, vocabulary.eos_id
+
+    def with_dfa(transitions: np.ndarray | None = None, byte_class: np.ndarray | None = None) -> DFA:
+        return DFA(
+            dfa.transitions if transitions is None else transitions,
+            dfa.byte_class if byte_class is None else byte_class,
+            dfa.accepting,
+            dfa.start,
+        )
+
+    def changed(array: np.ndarray, index: int, value: int) -> np.ndarray:
+        copy = array.copy()
+        copy[index] = value
+        return copy
+
+    yield "target past the states", with_dfa(transitions=dfa.transitions + 1), trie, size, eos
+    yield "negative target", with_dfa(transitions=dfa.transitions - 1), trie, size, eos
+    live_dead_state = dfa.transitions.copy()
+    live_dead_state[0, 1] = 1
+    yield "the dead state leads somewhere", with_dfa(transitions=live_dead_state), trie, size, eos
+    yield "no states", with_dfa(transitions=np.zeros((0, 2), dtype=np.int32)), trie, size, eos
+    yield "byte class past the columns", with_dfa(byte_class=changed(dfa.byte_class, 7, 2)), trie, size, eos
+    yield "negative byte class", with_dfa(byte_class=changed(dfa.byte_class, 7, -1)), trie, size, eos
+    last = trie.num_nodes - 1
+    yield (
+        "parent after its node",
+        dfa,
+        dataclasses.replace(trie, node_parent=changed(trie.node_parent, 1, last)),
+        size,
+        eos,
+    )
+    yield (
+        "parent is the node",
+        dfa,
+        dataclasses.replace(trie, node_parent=changed(trie.node_parent, last, last)),
+        size,
+        eos,
+    )
+    yield (
+        "negative parent",
+        dfa,
+        dataclasses.replace(trie, node_parent=changed(trie.node_parent, 2, -5)),
+        size,
+        eos,
+    )
+    yield (
+        "parent of wrong dtype",
+        dfa,
+        dataclasses.replace(trie, node_parent=trie.node_parent.astype(np.float64)),
+        size,
+        eos,
+    )
+    yield "short node bytes", dfa, dataclasses.replace(trie, node_byte=trie.node_byte[:-1]), size, eos
+    yield (
+        "node byte past 255",
+        dfa,
+        dataclasses.replace(trie, node_byte=changed(trie.node_byte.astype(np.int32), 1, 300)),
+        size,
+        eos,
+    )
+    yield (
+        "levels past the nodes",
+        dfa,
+        dataclasses.replace(trie, level_offsets=changed(trie.level_offsets, -1, trie.num_nodes + 5)),
+        size,
+        eos,
+    )
+    yield (
+        "levels going back",
+        dfa,
+        dataclasses.replace(trie, level_offsets=changed(trie.level_offsets, 2, 0)),
+        size,
+        eos,
+    )
+    yield "2-D parents", dfa, dataclasses.replace(trie, node_parent=trie.node_parent[:, None]), size, eos
+    yield (
+        "token id past the vocabulary",
+        dfa,
+        dataclasses.replace(trie, node_token_ids=changed(trie.node_token_ids, 0, size)),
+        size,
+        eos,
+    )
+    yield (
+        "token offsets past the ids",
+        dfa,
+        dataclasses.replace(trie, node_token_offsets=changed(trie.node_token_offsets, -1, 99)),
+        size,
+        eos,
+    )
+    yield "eos past the vocabulary", dfa, trie, size, size
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["native", "pure"])
+def test_malformed_arrays_raise_a_moonmask_error(monkeypatch: pytest.MonkeyPatch, pure: bool) -> None:
+    if pure:
+        monkeypatch.setenv(PURE_ENV, "1")
+    elif native_walk() is None:
+        pytest.skip(NOT_BUILT)
+    dfa, trie, vocabulary = small_dfa_and_trie()
+    token_classes(dfa, trie, vocabulary.size, vocabulary.eos_id)  # the untouched inputs are fine
+    for name, bad_dfa, bad_trie, size, eos in malformed_cases():
+        with pytest.raises(MoonmaskError):
+            token_classes(bad_dfa, bad_trie, size, eos)
+            pytest.fail(name)
+    allowed = np.ones((2, 3), dtype=bool)
+    for token_class in (
+        np.array([0, 3, 1]),
+        np.array([0, -1, 1]),
+        np.array([0.5, 1.0]),
+        np.zeros((2, 2), int),
+    ):
+        with pytest.raises(MoonmaskError):
+            packed_masks(allowed, token_class)
+    with pytest.raises(MoonmaskError):
+        packed_masks(np.ones(3, dtype=bool), np.array([0, 1]))
+
+
+def test_the_native_backstop_rejects_what_slips_past(walk: ModuleType) -> None:
+    """Called directly with bad arrays, the native functions answer ``BAD_INPUT`` (no crash)."""
+    dfa, trie, _ = small_dfa_and_trie()
+    columns = np.ascontiguousarray(dfa.transitions.T.astype(np.uint16))
+    eos_row = np.array([0, 1, 0], dtype=np.uint16)
+    good = (columns, trie.node_parent, trie.node_byte, dfa.byte_class, trie.level_offsets, 1 << 20, eos_row)
+    assert walk.compose_over_trie(*good)[0] == walk.OK
+
+    def with_item(position: int, index: tuple[int, ...], value: int) -> tuple[object, ...]:
+        array = np.array(good[position], copy=True)
+        array[index] = value
+        return (*good[:position], array, *good[position + 1 :])
+
+    last = trie.num_nodes - 1
+    for bad in (
+        with_item(0, (1, 1), 3),  # a target past the states
+        with_item(1, (last,), last),  # a parent that is the node itself
+        with_item(1, (1,), -7),
+        with_item(3, (5,), 2),  # a byte class past the columns
+        with_item(4, (-1,), last + 3),  # levels past the nodes
+        with_item(6, (1,), 9),  # the extra row past the states
+    ):
+        assert walk.compose_over_trie(*bad)[0] == walk.BAD_INPUT
+    status, masks = walk.pack_masks(np.ones((2, 3), dtype=np.uint8), np.array([0, 3, 1], dtype=np.int32))
+    assert status == walk.BAD_INPUT and masks is None
