@@ -242,6 +242,22 @@ def size(node: Node) -> int:
     return 1
 
 
+def size_exceeds(node: Node, limit: int) -> bool:
+    """Whether ``size(node) > limit``, walking at most ``limit + 1`` nodes (iteratively)."""
+    count = 0
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        count += 1
+        if count > limit:
+            return True
+        if isinstance(current, (Seq, Alt)):
+            stack.extend(current.items)
+        elif isinstance(current, Repeat):
+            stack.append(current.item)
+    return False
+
+
 def nullable(node: Node) -> bool:
     """Whether the empty string is in the language."""
     if isinstance(node, ByteSet):

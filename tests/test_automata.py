@@ -391,3 +391,9 @@ def test_embedded_automaton_with_classes_out_of_byte_order_compiles_the_same() -
         return ir.seq(ir.text("<"), ir.star(ir.Automaton(dfa, "inner")), ir.text(">"))
 
     assert_same_dfa(compile_ir(around(shuffled)), compile_ir(around(canonical)))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(ir_nodes(), st.integers(0, 40))
+def test_size_exceeds_agrees_with_size(node: ir.Node, limit: int) -> None:
+    assert ir.size_exceeds(node, limit) == (ir.size(node) > limit)

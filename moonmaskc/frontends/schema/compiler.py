@@ -134,7 +134,7 @@ class _Walk:
         """``node``, or when it is big, its DFA as a leaf: one leaf object per node, so that the
         expressions around equal nodes stay equal (automata compare by identity) and their DFAs
         are found again in the walk's cache instead of being compiled once more."""
-        if isinstance(node, ir.Automaton) or ir.size(node) <= SHARE_SIZE:
+        if isinstance(node, ir.Automaton) or not ir.size_exceeds(node, SHARE_SIZE):
             return node
         found = self._shared.get(node)
         if found is None:
