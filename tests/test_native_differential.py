@@ -6,8 +6,10 @@ acceptance, distances, start; both are in the canonical breadth-first numbering,
 languages give equal arrays) and, for GPT-2 and Llama-3, the token table (mask rows, the row of
 each state, token classes, next states). A refusal must be the same refusal.
 
-Inputs: the example schemas, the shared llama.cpp GBNF grammars at depth 3, and 100
-JSONSchemaBench schemas, 10 from each subset (evenly spaced in name order).
+Inputs: the example schemas, the shared llama.cpp GBNF grammars at depth 3 (with the GPT-2
+table), and 120 JSONSchemaBench schemas, 12 from each subset (evenly spaced in name order), the
+DFA of each (about 105 whose DFA has at most 20,000 states) and its GPT-2 and Llama-3 tables below
+5,000 and 2,000 states.
 """
 
 from __future__ import annotations
@@ -36,10 +38,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 EXAMPLES = sorted((PROJECT_ROOT / "examples" / "schemas").glob("*.json"))
-SCHEMAS_PER_SUBSET = 10
+SCHEMAS_PER_SUBSET = 12
 # Schemas whose pure compile takes seconds are left to the benchmarks: the pure path runs only
-# while the native DFA is at most this big.
+# while the native DFA is at most this big; token tables are compared below the smaller bounds.
 MAX_STATES_FOR_PURE = 20_000
+MAX_STATES_FOR_GPT2_TABLE = 5_000
+MAX_STATES_FOR_LLAMA3_TABLE = 2_000
 
 T = TypeVar("T")
 
@@ -105,7 +109,8 @@ def _gbnf_files() -> list[Path]:
 @pytest.mark.parametrize("path", _gbnf_files(), ids=lambda path: path.stem)
 def test_shared_gbnf_grammars_at_depth_3(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = path.read_text(encoding="utf-8")
-    pure, native = _both_ways(monkeypatch, lambda: moonmaskc.compile_gbnf(text, max_depth=3))
+    vocab = vocabulary("gpt2")
+    pure, native = _both_ways(monkeypatch, lambda: moonmaskc.compile_gbnf(text, max_depth=3, tokenizer=vocab))
     assert_same_artifact(pure, native)
 
 
@@ -131,7 +136,7 @@ BENCH_SCHEMAS = list(_bench_schemas())
 def test_the_bench_sample_spans_every_subset() -> None:
     if not BENCH_SCHEMAS:
         pytest.skip("JSONSchemaBench is absent: set MOONMASKC_DATA to the shared data folder")
-    assert len(BENCH_SCHEMAS) >= 100
+    assert len(BENCH_SCHEMAS) >= 120
     assert len({path.parent.name for path in BENCH_SCHEMAS}) == 10
 
 
@@ -152,6 +157,15 @@ def test_jsonschemabench_schemas(path: Path, monkeypatch: pytest.MonkeyPatch) ->
         pytest.skip(f"{first.dfa.num_states} states: the pure compile is left to the benchmarks")
     pure, native = _both_ways(monkeypatch, compile_it)
     assert_same_artifact(pure, native)
+    if isinstance(native, str):
+        return
+    for name, bound in (("gpt2", MAX_STATES_FOR_GPT2_TABLE), ("llama3", MAX_STATES_FOR_LLAMA3_TABLE)):
+        if native.dfa.num_states <= bound:
+            vocab = vocabulary(name)
+            linked = _both_ways(
+                monkeypatch, lambda vocab=vocab: moonmaskc.compile_schema(text, lenient=True, tokenizer=vocab)
+            )
+            assert_same_artifact(*linked)
 
 
 def test_the_core_is_recorded_and_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
