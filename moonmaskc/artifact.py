@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,22 +22,22 @@ import numpy as np
 
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import ArtifactError
+from moonmaskc.format import (
+    DEFAULT_MAX_BYTES,
+    DFA_ARRAYS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    IDENTITY_ARRAYS,
+    ArrayChecker,
+    ArtifactFile,
+    check_metadata,
+    write_artifact,
+)
 
 if TYPE_CHECKING:
     from moonmaskc.token_table import TokenTable
 
-FORMAT_NAME = "moonmaskc-artifact"
-FORMAT_VERSION = 1
-REQUIRED_ARRAYS = (
-    "format",
-    "format_version",
-    "metadata",
-    "dfa_transitions",
-    "dfa_byte_class",
-    "dfa_accepting",
-    "dfa_distance",
-    "dfa_start",
-)
+REQUIRED_ARRAYS = (*IDENTITY_ARRAYS, *DFA_ARRAYS)
 
 
 @dataclass
@@ -93,98 +91,60 @@ class Artifact:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the artifact atomically: a temporary file beside ``path``, then a rename."""
-        return write_arrays(path, self.to_arrays())
+        return write_artifact(path, self.to_arrays())
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Artifact:
-        return artifact_from_arrays(read_arrays(path), source=str(path))
+    def load(cls, path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> Artifact:
+        return artifact_from_arrays(read_arrays(path, max_bytes), source=str(path))
 
 
 def write_arrays(path: str | os.PathLike[str], arrays: dict[str, np.ndarray]) -> Path:
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise ArtifactError(f"cannot write {target}: folder {folder} does not exist")
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            np.savez_compressed(stream, **arrays)  # type: ignore[arg-type]
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o666 & ~_current_umask())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
+    """``moonmaskc.format.write_artifact`` (kept under this name for callers of version 1)."""
+    return write_artifact(path, arrays)
 
 
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def read_arrays(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, np.ndarray]:
+    """Read and check every array of an artifact (any readable format version).
 
-
-def read_arrays(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
-    """Read every array of an artifact, checking the format name and version.
-
-    Raises ``ArtifactError`` for a missing, truncated, corrupted or foreign file, or another version.
-    """
+    Raises ``ArtifactError`` for a missing, truncated, corrupted or foreign file, another version,
+    or an array past ``max_bytes``."""
     location = Path(path)
-    if not location.is_file():
-        raise ArtifactError(f"{location}: no such artifact file")
-    try:
-        with np.load(location, allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError, zipfile.LargeZipFile) as error:
-        raise ArtifactError(
-            f"{location} is not a readable moonmaskc artifact "
-            f"(truncated, corrupted or not an .npz file: {error})"
-        ) from None
-    except Exception as error:  # zlib.error and friends from a damaged member
-        raise ArtifactError(f"{location} is corrupted: {type(error).__name__}: {error}") from None
-    if "format" not in arrays or str(arrays["format"]) != FORMAT_NAME:
-        raise ArtifactError(
-            f"{location} is an .npz file but not a moonmaskc artifact (no '{FORMAT_NAME}' label)"
-        )
-    version = int(arrays["format_version"]) if "format_version" in arrays else -1
-    if version != FORMAT_VERSION:
-        raise ArtifactError(
-            f"{location} has artifact format version {version}; "
-            f"this moonmaskc reads version {FORMAT_VERSION}. "
-            "Recompile it with this version."
-        )
-    missing = [name for name in REQUIRED_ARRAYS if name not in arrays]
+    archive = ArtifactFile(location, max_bytes)
+    missing = [name for name in REQUIRED_ARRAYS if name not in archive]
     if missing:
         raise ArtifactError(f"{location} lacks the arrays {', '.join(missing)}")
+    arrays = {name: archive[name] for name in archive}
     _check_dfa_arrays(arrays, location)
     return arrays
 
 
 def _check_dfa_arrays(arrays: dict[str, np.ndarray], location: Path) -> None:
+    """The DFA arrays' dtypes, shapes and ranges; state 0 dead; distances that agree with the
+    transitions (each live state one byte farther than its nearest successor, 0 exactly where it
+    accepts), so that nothing that walks them can loop or be misled."""
+    check = ArrayChecker(str(location))
     transitions = arrays["dfa_transitions"]
-    byte_class = arrays["dfa_byte_class"]
-    problems = []
     if transitions.ndim != 2 or transitions.shape[0] < 1 or transitions.shape[1] < 1:
-        problems.append("dfa_transitions is not a non-empty 2-D table")
-    else:
-        n, k = transitions.shape
-        if transitions.min() < 0 or transitions.max() >= n:
-            problems.append("dfa_transitions points outside the table")
-        if byte_class.shape != (256,) or byte_class.max() >= k:
-            problems.append("dfa_byte_class does not map 256 bytes to columns")
-        if arrays["dfa_accepting"].shape != (n,) or arrays["dfa_distance"].shape != (n,):
-            problems.append("dfa_accepting / dfa_distance do not have one entry per state")
-        elif not 0 <= int(arrays["dfa_start"]) < n:
-            problems.append("dfa_start is not a state")
-        elif np.any(transitions[0] != 0) or bool(arrays["dfa_accepting"][0]):
-            problems.append("state 0 is not the dead state")
-    try:
-        json.loads(str(arrays["metadata"]))
-    except ValueError:
-        problems.append("metadata is not JSON")
-    if problems:
-        raise ArtifactError(f"{location} is corrupted: {'; '.join(problems)}")
+        raise check.fail("dfa_transitions", f"has shape {transitions.shape}, expected [states, classes]")
+    n, k = transitions.shape
+    check.array("dfa_transitions", transitions, "iu", (n, k), 0, n)
+    check.array("dfa_byte_class", arrays["dfa_byte_class"], "iu", (256,), 0, k)
+    accepting = check.array("dfa_accepting", arrays["dfa_accepting"], "b", (n,))
+    distance = check.array("dfa_distance", arrays["dfa_distance"], "i", (n,), -1, None)
+    check.scalar("dfa_start", arrays["dfa_start"], 0, n)
+    if np.any(transitions[0] != 0) or bool(accepting[0]) or int(distance[0]) != -1:
+        raise check.fail("dfa_transitions", "does not keep state 0 dead")
+    live = distance[1:] >= 0
+    if not live.all():
+        raise check.fail("dfa_distance", "marks a state other than 0 as unable to accept")
+    if not np.array_equal(distance == 0, accepting):
+        raise check.fail("dfa_distance", "is not 0 exactly at the accepting states")
+    wide = distance.astype(np.int64)
+    following = np.where(transitions != 0, wide[transitions], np.iinfo(np.int64).max // 2)
+    nearest = following[1:].min(axis=1)
+    expected = np.where(accepting[1:], 0, nearest + 1)
+    if not np.array_equal(expected, distance[1:]):
+        raise check.fail("dfa_distance", "disagrees with the transitions")
 
 
 def artifact_from_arrays(arrays: dict[str, np.ndarray], source: str = "<memory>") -> Artifact:
@@ -195,7 +155,7 @@ def artifact_from_arrays(arrays: dict[str, np.ndarray], source: str = "<memory>"
         int(arrays["dfa_start"]),
         arrays["dfa_distance"],
     )
-    metadata = json.loads(str(arrays["metadata"]))
+    metadata = check_metadata(str(arrays["metadata"]))
     token_table = None
     if any(name.startswith("tokens_") for name in arrays):
         from moonmaskc.token_table import TokenTable

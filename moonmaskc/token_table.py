@@ -19,18 +19,21 @@ token. The classes come from ``moonmaskc.token_classes`` (state maps composed ov
 A token is allowed in state ``s`` when all its bytes keep the DFA alive; eos only when ``s``
 accepts; special and empty tokens never.
 
-Only numpy is imported here: the runtime reads tables through ``TokenTable.from_arrays``.
+Only numpy is imported here. The runtime serves tables from files through
+``moonmaskc.runtime_table``; ``TokenTable.from_arrays`` reads them whole (``inspect``, relinking).
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from moonmaskc.errors import ArtifactError
+from moonmaskc.format import MASK_ARRAYS, V1_MASK_ARRAY, MaskRows, check_mask_arrays, encode_mask_rows
 from moonmaskc.token_classes import DEFAULT_MAX_TABLE_CELLS, token_classes
 from moonmaskc.token_masks import distinct_rows, packed_masks
 
@@ -41,12 +44,7 @@ if TYPE_CHECKING:
 
 ProgressCallback = Callable[[int, int], None]
 
-TABLE_ARRAY_NAMES = (
-    "tokens_mask_rows",
-    "tokens_state_row",
-    "tokens_token_class",
-    "tokens_class_next",
-)
+TABLE_ARRAY_NAMES = ("tokens_state_row", "tokens_token_class", "tokens_class_next")
 VOCAB_ARRAY_NAMES = (
     "vocab_name",
     "vocab_fingerprint",
@@ -127,9 +125,10 @@ class TokenTable:
         return Vocabulary.from_arrays(self.vocab_arrays)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        """Numeric and unicode arrays only (``tokens_*``, ``vocab_*``): safe for ``allow_pickle=False``."""
+        """Numeric and unicode arrays only (``tokens_*``, ``vocab_*``): safe for ``allow_pickle=False``.
+        The mask rows are delta-coded (``moonmaskc.format.encode_mask_rows``)."""
         return {
-            "tokens_mask_rows": self.mask_rows,
+            **encode_mask_rows(self.mask_rows),
             "tokens_state_row": self.state_row,
             "tokens_token_class": self.token_class,
             "tokens_class_next": self.class_next,
@@ -137,15 +136,25 @@ class TokenTable:
         }
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> TokenTable:
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> TokenTable:
         """Read a table back, checking that its arrays agree; ``ValueError`` when they do not."""
         missing = [name for name in (*TABLE_ARRAY_NAMES, *VOCAB_ARRAY_NAMES) if name not in arrays]
         if missing:
             raise ValueError(f"missing arrays {', '.join(missing)}")
         if not _shapes_agree(arrays):
             raise ValueError("token table arrays have inconsistent shapes or types")
+        if V1_MASK_ARRAY in arrays:  # format version 1: the rows as they are
+            mask_rows = np.ascontiguousarray(arrays[V1_MASK_ARRAY], dtype=np.uint32)
+        else:
+            words = (len(arrays["vocab_token_lengths"]) + 31) // 32
+            rows = len(arrays["tokens_mask_base"])
+            try:
+                check_mask_arrays(arrays, rows, words, "the artifact")
+            except ArtifactError as error:
+                raise ValueError(str(error)) from None
+            mask_rows = MaskRows(arrays, words).full()
         table = cls(
-            mask_rows=np.ascontiguousarray(arrays["tokens_mask_rows"], dtype=np.uint32),
+            mask_rows=mask_rows,
             state_row=np.asarray(arrays["tokens_state_row"], dtype=np.int32),
             token_class=np.asarray(arrays["tokens_token_class"]),
             class_next=np.ascontiguousarray(arrays["tokens_class_next"]),
@@ -181,15 +190,16 @@ class TokenTable:
             raise ValueError("mask rows disagree with the next-state table")
 
 
-def _shapes_agree(arrays: dict[str, np.ndarray]) -> bool:
+def _shapes_agree(arrays: Mapping[str, np.ndarray]) -> bool:
+    if V1_MASK_ARRAY not in arrays and any(name not in arrays for name in MASK_ARRAYS):
+        return False
     return (
-        arrays["tokens_mask_rows"].ndim == 2
-        and arrays["tokens_state_row"].ndim == 1
+        arrays["tokens_state_row"].ndim == 1
         and arrays["tokens_token_class"].ndim == 1
         and arrays["tokens_class_next"].ndim == 2
         and all(
             np.issubdtype(arrays[name].dtype, np.integer)
-            for name in ("tokens_mask_rows", "tokens_state_row", "tokens_token_class", "tokens_class_next")
+            for name in ("tokens_state_row", "tokens_token_class", "tokens_class_next")
         )
         and arrays["vocab_token_lengths"].ndim == 1
         and len(arrays["tokens_state_row"]) > 0

@@ -22,7 +22,7 @@ class PlainNumpyReader:
         with np.load(path, allow_pickle=False) as archive:
             self.a = {name: archive[name] for name in archive.files}
         a = self.a
-        assert str(a["format"]) == "moonmaskc-artifact" and int(a["format_version"]) == 1
+        assert str(a["format"]) == "moonmaskc-artifact" and int(a["format_version"]) == 2
         self.row_of = a["tokens_state_row"]
         self.token_class = a["tokens_token_class"]
         self.class_next = a["tokens_class_next"]
@@ -34,8 +34,17 @@ class PlainNumpyReader:
         start = int(self.starts[token])
         return self.a["vocab_token_bytes"][start : start + int(self.lengths[token])].tobytes()
 
+    def mask_row(self, row: int) -> np.ndarray:
+        a = self.a
+        base = int(a["tokens_mask_base"][row])
+        words = (len(a["vocab_token_lengths"]) + 31) // 32
+        out = self.mask_row(base) if base >= 0 else np.zeros(words, dtype=np.uint32)
+        low, high = a["tokens_mask_delta_offsets"][row : row + 2]
+        out[a["tokens_mask_delta_index"][low:high]] = a["tokens_mask_delta_value"][low:high]
+        return out
+
     def mask(self, state: int) -> np.ndarray:
-        return self.a["tokens_mask_rows"][self.row_of[state]]
+        return self.mask_row(int(self.row_of[state]))
 
     def allowed(self, state: int) -> np.ndarray:
         return np.flatnonzero(np.unpackbits(self.mask(state).view(np.uint8), bitorder="little"))

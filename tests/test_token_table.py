@@ -186,10 +186,14 @@ def test_arrays_round_trip_and_tampering_is_detected() -> None:
     for state in range(dfa.num_states):
         assert np.array_equal(again.allowed(state), table.allowed(state))
         assert np.array_equal(again.next_of(state), table.next_of(state))
-    flipped = arrays["tokens_mask_rows"].copy()
-    flipped[1, 3] ^= 1 << 7
+    flipped = arrays["tokens_mask_delta_value"].copy()  # a mask bit that no next state backs
+    flipped[len(flipped) // 2] ^= 1 << 7
     with pytest.raises(ValueError):
-        TokenTable.from_arrays(dict(arrays, tokens_mask_rows=flipped))
+        TokenTable.from_arrays(dict(arrays, tokens_mask_delta_value=flipped))
+    later_base = arrays["tokens_mask_base"].copy()  # a row built from a row after it
+    later_base[1] = 2
+    with pytest.raises(ValueError):
+        TokenTable.from_arrays(dict(arrays, tokens_mask_base=later_base))
     with pytest.raises(ValueError):
         TokenTable.from_arrays(dict(arrays, tokens_class_next=arrays["tokens_class_next"][:-1]))
     with pytest.raises(ValueError):
