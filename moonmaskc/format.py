@@ -197,6 +197,23 @@ class ArtifactFile(Mapping[str, np.ndarray]):
     def __contains__(self, name: object) -> bool:
         return name in self._members
 
+    def verify_checksums(self) -> None:
+        """Check every member against the CRC-32 its zip entry records (stored members are read
+        through the memory map, which skips zip's own check); ``ArtifactError`` on a mismatch."""
+        import zlib
+
+        for name, info in self._members.items():
+            if info.compress_type == zipfile.ZIP_STORED and self._map is not None:
+                self._mapped(name, info)  # checks the bounds
+                start = info.header_offset
+                fields = _LOCAL_HEADER.unpack_from(self._map, start)
+                data_start = start + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+                found = zlib.crc32(memoryview(self._map)[data_start : data_start + info.file_size])
+                if found != info.CRC:
+                    raise self.error(f"is corrupted: '{name}' does not match its checksum")
+            else:
+                self[name]  # zipfile checks the CRC of what it inflates
+
     def declared_shape(self, name: str) -> tuple[int, ...]:
         """The shape of ``name`` from its header, without reading (or inflating) its data."""
         header = self._header(name, self._members[name])

@@ -13,11 +13,13 @@ from typing import Any
 
 import click
 import numpy as np
+from rich.markup import escape
 from rich.table import Table
 
 from moonmaskc.artifact import Artifact
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.cli import console
+from moonmaskc.format import DEFAULT_MAX_BYTES
 
 
 def describe_states(dfa: DFA, limit: int | None) -> list[dict[str, Any]]:
@@ -120,12 +122,33 @@ _TIMING_NAMES = (("frontend_s", "front end"), ("dfa_s", "DFA"), ("token_table_s"
 @click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True, help="States to list.")
 @click.option("--all", "all_states", is_flag=True, help="List every state.")
 @click.option("--full", is_flag=True, help="Print the whole source and grammar, not the first lines.")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Also check every array's checksum and every mask row against the next-state table.",
+)
+@click.option(
+    "--max-artifact-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    help="Refuse an artifact with an array larger than this (uncompressed).",
+)
 @console.command
 def inspect_command(
-    artifact_path: Path, as_json: bool, as_dot: bool, limit: int, all_states: bool, full: bool
+    artifact_path: Path,
+    as_json: bool,
+    as_dot: bool,
+    limit: int,
+    all_states: bool,
+    full: bool,
+    verify: bool,
+    max_artifact_bytes: int,
 ) -> None:
     """Show what ARTIFACT holds: summary, grammar really built, and its states."""
-    artifact = Artifact.load(artifact_path)
+    artifact = Artifact.load(artifact_path, max_artifact_bytes)
+    if verify:
+        verify_artifact(artifact_path, max_artifact_bytes)
     dfa = artifact.dfa
     if as_dot:
         click.echo(to_dot(dfa))
@@ -137,7 +160,11 @@ def inspect_command(
         console.print_json({**summary, "state_table": states})
         return
     out = console.stdout
-    out.print(f"[bold]{artifact_path}[/]  ({summary['compiler']}, {summary['core']} core)", markup=False)
+    out.print(
+        f"[bold]{escape(str(artifact_path))}[/]  ({escape(str(summary['compiler']))}, {summary['core']} core)"
+    )
+    if verify:
+        out.print("  verified: every checksum, and every mask row against the next-state table", markup=False)
     if summary["token_table_core"] and summary["token_table_core"] != summary["core"]:
         out.print(f"  token table linked by the {summary['token_table_core']} core", markup=False)
     for key in ("kind", "source_name"):
@@ -189,3 +216,15 @@ def _clip(text: str, full: bool, width: int = 400) -> str:
     if full or len(text) <= width:
         return text
     return text[:width] + f"... ({len(text)} characters; --full shows all)"
+
+
+def verify_artifact(path: Path, max_bytes: int) -> None:
+    """The deep check of ``--verify`` (``ArtifactError`` when it fails)."""
+    from moonmaskc.format import ArtifactFile
+
+    archive = ArtifactFile(path, max_bytes)
+    archive.verify_checksums()
+    if any(name.startswith("tokens_") for name in archive) and archive.version >= 2:
+        from moonmaskc.runtime_table import ServingTable
+
+        ServingTable(archive).verify()

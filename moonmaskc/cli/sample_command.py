@@ -14,6 +14,7 @@ from rich.table import Table
 from moonmaskc.artifact import Artifact
 from moonmaskc.cli import console
 from moonmaskc.errors import ArtifactError
+from moonmaskc.format import DEFAULT_MAX_BYTES
 from moonmaskc.sampling import UNMASKED_TOKEN_CAP, run_experiment, validity_checker
 
 
@@ -27,10 +28,19 @@ from moonmaskc.sampling import UNMASKED_TOKEN_CAP, run_experiment, validity_chec
     "--max-tokens", type=click.IntRange(min=1), default=256, show_default=True, help="Soft token budget."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the samples as JSON.")
+@click.option(
+    "--max-artifact-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    help="Refuse an artifact with an array larger than this (uncompressed).",
+)
 @console.command
-def sample_command(artifact_path: Path, count: int, seed: int, max_tokens: int, as_json: bool) -> None:
+def sample_command(
+    artifact_path: Path, count: int, seed: int, max_tokens: int, as_json: bool, max_artifact_bytes: int
+) -> None:
     """Sample ARTIFACT at random, masked (monkey) and unmasked, and check every output."""
-    artifact = Artifact.load(artifact_path)
+    artifact = Artifact.load(artifact_path, max_artifact_bytes)
     if artifact.token_table is None:
         raise ArtifactError(f"{artifact_path} holds no token table: compile it with --tokenizer")
     reports = run_experiment(artifact, count, seed, max_tokens)
