@@ -491,7 +491,7 @@ class MaskRows:
 
     def __init__(self, arrays: Mapping[str, np.ndarray], words: int) -> None:
         self._base = arrays["tokens_mask_base"].tolist()
-        self._offsets = arrays["tokens_mask_delta_offsets"]
+        self._offsets: list[int] = arrays["tokens_mask_delta_offsets"].tolist()
         self._index = arrays["tokens_mask_delta_index"]
         self._value = arrays["tokens_mask_delta_value"]
         self._rows: list[np.ndarray | None] = [None] * len(self._base)
@@ -504,10 +504,17 @@ class MaskRows:
     def __getitem__(self, row: int) -> np.ndarray:
         found = self._rows[row]
         if found is None:
+            chain = [row]  # the row, then its bases up to a built row or the empty row
             base = self._base[row]
-            out = (self[base] if base >= 0 else self._empty).copy()
-            low, high = int(self._offsets[row]), int(self._offsets[row + 1])
-            out[self._index[low:high]] = self._value[low:high]
+            while base >= 0 and self._rows[base] is None:
+                chain.append(base)
+                base = self._base[base]
+            built = self._rows[base] if base >= 0 else None
+            out = self._empty.copy() if built is None else built.copy()
+            offsets, index, value = self._offsets, self._index, self._value
+            for step in reversed(chain):  # the deltas from the farthest base to the row itself
+                low, high = offsets[step], offsets[step + 1]
+                out[index[low:high]] = value[low:high]
             out.flags.writeable = False
             self._rows[row] = found = out
         return found
