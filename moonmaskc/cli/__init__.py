@@ -12,6 +12,7 @@ from moonmaskc.automata.native import core_description
 from moonmaskc.cli.compile_command import compile_command
 from moonmaskc.cli.inspect_command import inspect_command
 from moonmaskc.cli.match_command import match_command
+from moonmaskc.cli.playground_command import playground_command
 from moonmaskc.cli.sample_command import sample_command
 from moonmaskc.version import __version__
 
@@ -28,3 +29,4 @@ main.add_command(compile_command)
 main.add_command(inspect_command)
 main.add_command(match_command)
 main.add_command(sample_command)
+main.add_command(playground_command)
