@@ -170,9 +170,10 @@ class ArtifactFile(Mapping[str, np.ndarray]):
             self._archive = zipfile.ZipFile(stream)
         except ArtifactError:
             raise
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, zipfile.LargeZipFile) as error:
+        except Exception as error:  # whatever the zip reader makes of damaged bytes
             raise self.error(
-                f"is not a readable moonmaskc artifact (truncated, corrupted or not an .npz file: {error})"
+                f"is not a readable moonmaskc artifact (truncated, corrupted or not an .npz file: "
+                f"{type(error).__name__}: {error})"
             ) from None
         for info in self._archive.infolist():
             if info.filename.endswith(".npy"):

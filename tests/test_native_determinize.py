@@ -1,12 +1,17 @@
 """The native subset construction (``_native/determinize.pyx``) against the pure one: the same DFA,
 numbered the same way, on random IRs, the example schemas and regexes; the same ``LimitError``;
-malformed flat arrays rejected with a ``MoonmaskError``, never handed to native code."""
+malformed flat arrays rejected with a ``MoonmaskError``, never handed to native code. And
+``flat_subsets`` (the flat NFA almost raw, classes and CSR built natively) against the arrays path
+(``FlatNFA.to_arrays`` + ``native_subsets``), its malformed inputs rejected natively."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -17,12 +22,13 @@ from moonmaskc import ir
 from moonmaskc.automata import determinize as determinize_module
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.classes import _byte_classes
-from moonmaskc.automata.determinize import determinize, native_subsets, subset_arrays
+from moonmaskc.automata.determinize import determinize, flat_subsets, native_subsets, subset_arrays
 from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.flat_nfa import NativeInput, build_flat_nfa
 from moonmaskc.automata.native import native
 from moonmaskc.automata.tables import _dense
 from moonmaskc.automata.thompson import NFA, NFAArrays, NFAArraysError, build_nfa
-from moonmaskc.errors import LimitError, MoonmaskError
+from moonmaskc.errors import LimitError, MalformedArraysError, MoonmaskError
 from moonmaskc.frontends.regex import parse
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.limits import Limits
@@ -290,3 +296,224 @@ def test_native_distances_against_breadth_first_search(rows: list[list[int]], da
     accepting[0] = False
     expected = shortest_distances(table, accepting)
     assert np.array_equal(module.distances(table, accepting.view(np.uint8)), expected)
+
+
+# --- flat_subsets: the flat NFA handed over almost raw, classes and CSR built natively ----------
+
+
+@cache
+def _embeddable() -> list[ir.Automaton]:
+    """Minimal DFAs to embed: many byte classes, an accepting start, an empty language."""
+    return [ir.Automaton(compile_ir(parse(pattern).node)) for pattern in REGEXES[:4]] + [
+        ir.Automaton(compile_ir(ir.NOTHING)),
+        ir.Automaton(compile_ir(ir.EPSILON)),
+    ]
+
+
+def assert_flat_matches_arrays(node: ir.Node, limits: Limits | None = None) -> None:
+    """``flat_subsets`` on a flat NFA against ``native_subsets`` on its ``to_arrays``: the same
+    unpruned DFA, dtypes included, and the same byte classes."""
+    limits = limits or Limits()
+    flat = build_flat_nfa(node, limits)
+    arrays = flat.to_arrays()
+    expected_transitions, expected_accepting, expected_start = native_subsets(arrays, limits)
+    transitions, accepting, start, class_of = flat_subsets(flat, limits)
+    assert start == expected_start
+    for expected, found in (
+        (expected_transitions, transitions),
+        (expected_accepting, accepting),
+        (arrays.class_of, class_of),
+    ):
+        assert found.dtype == expected.dtype
+        assert found.shape == expected.shape
+        assert np.array_equal(found, expected)
+
+
+@needs_native
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(ir_nodes())
+def test_flat_subsets_matches_the_arrays_path_on_random_irs(node: ir.Node) -> None:
+    assert_flat_matches_arrays(node)
+
+
+@needs_native
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(ir_nodes(), ir_nodes(), st.data())
+def test_flat_subsets_matches_the_arrays_path_with_embedded_automata(
+    first: ir.Node, second: ir.Node, data: st.DataObject
+) -> None:
+    """Blocks: one DFA embedded several times (grouped into one stacked table), several distinct
+    DFAs with their own byte classes, an empty one (no block at all) and an accepting start."""
+    embedded = ir.Automaton(compile_ir(ir.seq(first, ir.star(second))))
+    other = data.draw(st.sampled_from(_embeddable()))
+    node = ir.seq(
+        ir.alt(embedded, second, other),
+        ir.repeat(embedded, 0, 2),
+        ir.star(ir.alt(first, other)),
+        ir.alt(embedded, ir.text("z")),
+    )
+    assert_flat_matches_arrays(node)
+    assert_flat_matches_arrays(ir.alt(other, first))
+
+
+@needs_native
+@pytest.mark.parametrize("name", SCHEMAS)
+def test_flat_subsets_matches_the_arrays_path_on_example_schemas(name: str) -> None:
+    assert_flat_matches_arrays(_schema_node(name))
+
+
+@needs_native
+@pytest.mark.parametrize("pattern", REGEXES)
+def test_flat_subsets_matches_the_arrays_path_on_regexes(pattern: str) -> None:
+    assert_flat_matches_arrays(parse(pattern).node)
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "node",
+    [
+        ir.NOTHING,
+        ir.EPSILON,
+        ir.Seq((ir.text("ab"), ir.NOTHING)),
+        ir.Alt((ir.text("a"), ir.Seq((ir.text("a"), ir.NOTHING)), ir.text("ab"))),
+        ir.star(ir.Alt((ir.text("x"), ir.NOTHING))),
+        ir.byte_set((1 << 256) - 1),
+    ],
+    ids=["nothing", "epsilon", "dead-end", "dead-branch", "dead-loop", "any-byte"],
+)
+def test_flat_subsets_matches_the_arrays_path_on_degenerate_languages(node: ir.Node) -> None:
+    assert_flat_matches_arrays(node)
+
+
+@needs_native
+def test_flat_subsets_limit_error_is_the_arrays_paths() -> None:
+    node = parse("(a|b)*a(a|b){6}").node
+    unpruned = flat_subsets(build_flat_nfa(node), Limits())[0].shape[0]
+    for max_states in (0, 1, 5, unpruned - 2, unpruned - 1, unpruned):
+        limits = Limits(max_states=max_states)
+        outcomes: list[int | str] = []
+        for run in (
+            lambda limits: native_subsets(build_flat_nfa(node, limits).to_arrays(), limits)[0].shape[0],
+            lambda limits: flat_subsets(build_flat_nfa(node, limits), limits)[0].shape[0],
+        ):
+            try:
+                outcomes.append(run(limits))
+            except LimitError as error:
+                assert error.bound == "max_states" and error.flag == "--max-states"
+                outcomes.append(str(error))
+        assert outcomes[0] == outcomes[1], max_states
+        assert isinstance(outcomes[1], str) == (unpruned - 1 > max_states), max_states
+
+
+def _flat_input() -> NativeInput:
+    """A valid input with plain edges, epsilon edges and two distinct DFAs, one embedded twice."""
+    embedded = ir.Automaton(compile_ir(parse(r"[a-c]+x?").node))
+    other = ir.Automaton(compile_ir(parse(r"[0-9]{1,3}").node))
+    node = ir.seq(ir.text("q"), embedded, ir.star(ir.alt(other, ir.text(","))), embedded)
+    inputs = build_flat_nfa(node).native_input()
+    assert len(inputs.edge_source) and len(inputs.eps_source) and len(inputs.dfa_shapes) == 2
+    assert len(inputs.blocks) == 3
+    return inputs
+
+
+def _changed(inputs: NativeInput, name: str, change: Callable[[np.ndarray], object]) -> NativeInput:
+    array = getattr(inputs, name).copy()
+    result = change(array)
+    changes: dict[str, Any] = {name: array if result is None else result}
+    return inputs._replace(**changes)
+
+
+def _last_block_first(inputs: NativeInput, shift: int) -> NativeInput:
+    """The last block moved so that its last state is ``num_states - 1 + shift``."""
+    states = int(inputs.dfa_shapes[inputs.blocks[-1, 2], 0])
+    return _changed(
+        inputs, "blocks", lambda a: a.__setitem__((-1, 0), inputs.num_states - states + 1 + shift)
+    )
+
+
+def _malformed_flat(inputs: NativeInput) -> list[tuple[str, NativeInput]]:
+    n = inputs.num_states
+    masks = len(inputs.masks)
+    return [
+        ("no state", inputs._replace(num_states=0)),
+        ("too many states", inputs._replace(num_states=2**31)),
+        ("start out of range", inputs._replace(start=n)),
+        ("final out of range", inputs._replace(final=-2)),
+        ("edge source out of range", _changed(inputs, "edge_source", lambda a: a.__setitem__(-1, n))),
+        ("negative edge target", _changed(inputs, "edge_target", lambda a: a.__setitem__(0, -1))),
+        ("mask index out of range", _changed(inputs, "edge_mask", lambda a: a.__setitem__(0, masks))),
+        ("edge lists of different lengths", _changed(inputs, "edge_target", lambda a: a[:-1])),
+        ("masks of 31 bytes", _changed(inputs, "masks", lambda a: a[:, :31].copy())),
+        ("masks int32", _changed(inputs, "masks", lambda a: a.astype(np.int32))),
+        ("epsilon source out of range", _changed(inputs, "eps_source", lambda a: a.__setitem__(0, n))),
+        ("epsilon target negative", _changed(inputs, "eps_target", lambda a: a.__setitem__(-1, -3))),
+        ("epsilon lists of different lengths", _changed(inputs, "eps_source", lambda a: a[1:])),
+        ("block of an unknown DFA", _changed(inputs, "blocks", lambda a: a.__setitem__((0, 2), 2))),
+        ("block of a negative DFA", _changed(inputs, "blocks", lambda a: a.__setitem__((0, 2), -1))),
+        ("block exit out of range", _changed(inputs, "blocks", lambda a: a.__setitem__((1, 1), n))),
+        ("block past the last state", _last_block_first(inputs, 1)),
+        ("block before the first state", _changed(inputs, "blocks", lambda a: a.__setitem__((0, 0), -1))),
+        ("blocks of two columns", _changed(inputs, "blocks", lambda a: a[:, :2].copy())),
+        ("a DFA without classes", _changed(inputs, "dfa_shapes", lambda a: a.__setitem__((0, 1), 0))),
+        ("a DFA of 257 classes", _changed(inputs, "dfa_shapes", lambda a: a.__setitem__((1, 1), 257))),
+        ("a DFA without states", _changed(inputs, "dfa_shapes", lambda a: a.__setitem__((1, 0), 0))),
+        ("tables too short", _changed(inputs, "dfa_transitions", lambda a: a[:-1])),
+        ("acceptance too long", _changed(inputs, "dfa_accepting", lambda a: np.append(a, np.uint8(0)))),
+        ("DFA target out of range", _changed(inputs, "dfa_transitions", lambda a: a.__setitem__(-1, 99))),
+        ("negative DFA target", _changed(inputs, "dfa_transitions", lambda a: a.__setitem__(3, -1))),
+        ("DFA class out of range", _changed(inputs, "dfa_byte_class", lambda a: a.__setitem__((1, 200), 99))),
+        ("255 byte classes", _changed(inputs, "dfa_byte_class", lambda a: a[:, :255].copy())),
+        ("edge sources int64", _changed(inputs, "edge_source", lambda a: a.astype(np.int64))),
+        ("edge targets strided", _changed(inputs, "edge_target", lambda a: np.repeat(a, 2)[::2])),
+        ("epsilon targets a list", _changed(inputs, "eps_target", lambda a: a.tolist())),
+        ("acceptance int32", _changed(inputs, "dfa_accepting", lambda a: a.astype(np.int32))),
+        ("edge sources not an array", inputs._replace(edge_source=cast(Any, object()))),
+    ]
+
+
+@needs_native
+def test_flat_input_at_the_bounds_is_accepted() -> None:
+    module = native("determinize")
+    assert module is not None
+    inputs = _flat_input()
+    expected = determinize_module._native_flat(module, inputs, Limits())
+    found = determinize_module._native_flat(module, _last_block_first(inputs, 0), Limits())
+    assert found[0].shape[1] == expected[0].shape[1]  # the same classes; the block moved is fine
+
+
+@needs_native
+def test_malformed_flat_input_is_a_moonmask_error() -> None:
+    """Every index, shape and dtype is checked natively before use: through ``_native_flat`` a
+    ``MalformedArraysError``, called directly a ``ValueError`` (``TypeError``, ``OverflowError``
+    for an argument of the wrong kind), never a crash."""
+    module = native("determinize")
+    assert module is not None
+    inputs = _flat_input()
+    determinize_module._native_flat(module, inputs, Limits())  # valid as given
+    for label, bad in _malformed_flat(inputs):
+        with pytest.raises(MalformedArraysError) as caught:
+            determinize_module._native_flat(module, bad, Limits())
+            pytest.fail(f"{label}: accepted")
+        assert isinstance(caught.value, MoonmaskError), label
+        with pytest.raises((ValueError, TypeError, OverflowError)):
+            module.flat_subsets(*bad, 1000)
+            pytest.fail(f"{label}: accepted by the native module")
+
+
+@needs_native
+def test_malformed_flat_nfa_is_a_moonmask_error() -> None:
+    """A flat NFA whose lists break its contract: ``flat_subsets`` raises ``MalformedArraysError``."""
+    node = ir.seq(ir.text("ab"), ir.Automaton(compile_ir(parse(r"[a-c]+").node)))
+    for change in (
+        lambda flat: flat.edge_target.__setitem__(0, flat.num_states),
+        lambda flat: flat.edge_mask.__setitem__(0, -1),
+        lambda flat: flat.edge_mask.__setitem__(0, 1 << 256),
+        lambda flat: flat.edge_source.__setitem__(0, 2**40),
+        lambda flat: flat.eps_target.__setitem__(0, -5),
+        lambda flat: flat.blocks.__setitem__(0, (flat.num_states, *flat.blocks[0][1:])),
+        lambda flat: setattr(flat, "start", flat.num_states),
+    ):
+        flat = build_flat_nfa(node)
+        change(flat)
+        with pytest.raises(MalformedArraysError):
+            flat_subsets(flat, Limits())

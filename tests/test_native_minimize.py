@@ -1,12 +1,15 @@
 """Native pruning, distances and Hopcroft minimisation (``_native/minimize.pyx``) against the pure
 path: the same canonical minimal DFA, array for array, on hypothesis IRs, random dense tables,
-the example schemas; and malformed arrays raise a ``MoonmaskError`` before reaching C."""
+the example schemas; and malformed arrays raise a ``MoonmaskError`` before reaching C. And
+``canonical_minimal`` (renumbered columns, minimisation, merged columns and distances in one call)
+against the composition it replaced, its malformed inputs rejected natively."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,13 +21,23 @@ from hypothesis import strategies as st
 
 from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
-from moonmaskc.automata.determinize import determinize
+from moonmaskc.automata.determinize import determinize, flat_subsets, native_subsets
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.distances import prune, shortest_distances
-from moonmaskc.automata.minimize import equivalent_state_pairs, minimal_dense, minimize
+from moonmaskc.automata.flat_nfa import build_flat_nfa
+from moonmaskc.automata.minimize import (
+    _columns_by_smallest_byte,
+    _empty_dfa,
+    _native_minimal,
+    equivalent_state_pairs,
+    minimal_dense,
+    minimize,
+)
 from moonmaskc.automata.native import PURE_ENV, native, pure_forced
 from moonmaskc.automata.thompson import build_nfa
-from moonmaskc.errors import MoonmaskError
+from moonmaskc.errors import MalformedDFAError, MoonmaskError
+from moonmaskc.frontends.regex import parse
+from moonmaskc.limits import Limits
 from tests.test_automata import ir_nodes
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "schemas"
@@ -343,3 +356,132 @@ def test_native_minimal_dense_merges_large_blocks_as_pure_does(
     assert_same_dfa(expected, actual)
     check_minimal(actual)
     assert 1 < actual.num_states <= base_states
+
+
+# --- canonical_minimal: columns renumbered, minimised, merged, distances, in one native call ----
+
+
+def old_native_minimal_dense(module: ModuleType, dfa: DFA) -> DFA:
+    """The native ``minimal_dense`` as it was composed before ``canonical_minimal``: columns by
+    smallest byte in numpy, ``minimal``, ``column_classes`` and the merge in numpy."""
+    table, classes = _columns_by_smallest_byte(dfa.transitions, dfa.byte_class)
+    found = module.minimal(table, dfa.accepting.view(np.uint8), dfa.start)
+    if found is None:
+        return _empty_dfa()
+    minimal_table, minimal_accepting, distance = found
+    column_class = module.column_classes(minimal_table)
+    if int(column_class.max()) + 1 < minimal_table.shape[1]:
+        _, kept = np.unique(column_class, return_index=True)
+        minimal_table = np.ascontiguousarray(minimal_table[:, kept])
+        classes = column_class[classes]
+    return DFA(minimal_table, classes, minimal_accepting, 1, distance)
+
+
+def canonical(module: ModuleType, dfa: DFA) -> DFA:
+    return _native_minimal(module, dfa.transitions, dfa.byte_class, dfa.accepting.view(np.uint8), dfa.start)
+
+
+@cache
+def embeddable() -> list[ir.Automaton]:
+    patterns = [r"[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,24}", r"[^\x00-\x1f\"\\]{0,4}", r"(ab|c)*", r"x?"]
+    return [ir.Automaton(compile_ir(parse(pattern).node)) for pattern in patterns] + [
+        ir.Automaton(compile_ir(ir.NOTHING))
+    ]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=FIXTURE_HEALTH)
+@given(first=ir_nodes(), second=ir_nodes(), data=st.data())
+def test_canonical_minimal_matches_the_old_path_on_irs_with_embedded_automata(
+    first: ir.Node, second: ir.Node, data: st.DataObject
+) -> None:
+    """On the unpruned subset construction of hypothesis IRs (plain, and embedding automata several
+    times): ``canonical_minimal`` gives the old composition's DFA array for array, and
+    ``compile_ir`` gives what the old native path (``to_arrays``, ``native_subsets``, the old
+    ``minimal_dense``) gave."""
+    module = native_module()
+    embedded = ir.Automaton(compile_ir(ir.seq(first, ir.star(second))))
+    other = data.draw(st.sampled_from(embeddable()))
+    for node in (
+        first,
+        ir.seq(ir.alt(embedded, other, second), ir.repeat(embedded, 0, 2), ir.repeat(other, 0, 1)),
+    ):
+        transitions, accepting, start, class_of = flat_subsets(build_flat_nfa(node), Limits())
+        unminimised = DFA(transitions, class_of, accepting, start)
+        expected = old_native_minimal_dense(module, unminimised)
+        assert_same_dfa(expected, canonical(module, unminimised))
+        assert_same_dfa(expected, minimal_dense(*dense_of(unminimised)))
+        arrays = build_flat_nfa(node).to_arrays()
+        old_transitions, old_accepting, old_start = native_subsets(arrays, Limits())
+        old = old_native_minimal_dense(
+            module, DFA(old_transitions, arrays.class_of, old_accepting, old_start)
+        )
+        assert_same_dfa(old, compile_ir(node))
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(dfa=dense_dfas())
+def test_canonical_minimal_matches_the_old_path_on_random_tables(dfa: DFA) -> None:
+    """Columns out of byte order, unused columns, unreachable and dead-end states."""
+    module = native_module()
+    expected = old_native_minimal_dense(module, dfa)
+    actual = canonical(module, dfa)
+    assert_same_dfa(expected, actual)
+    assert not np.shares_memory(actual.byte_class, dfa.byte_class)
+    assert not np.shares_memory(actual.transitions, dfa.transitions)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda path: path.stem)
+def test_canonical_minimal_matches_the_old_path_on_example_schemas(path: Path) -> None:
+    from moonmaskc.frontends.schema import compile_schema_ir
+
+    module = native_module()
+    node = compile_schema_ir(json.loads(path.read_text(encoding="utf-8"))).node
+    transitions, accepting, start, class_of = flat_subsets(build_flat_nfa(node), Limits())
+    unminimised = DFA(transitions, class_of, accepting, start)
+    assert_same_dfa(old_native_minimal_dense(module, unminimised), compile_ir(node))
+
+
+def valid_native_arrays() -> dict[str, Any]:
+    arrays = valid_arrays()
+    arrays["accepting"] = arrays["accepting"].astype(np.uint8)
+    return arrays
+
+
+NATIVE_MALFORMED: dict[str, Callable[[dict[str, Any]], None]] = {
+    **{name: change for name, change in MALFORMED.items() if name != "accepting uint8"},
+    "accepting int32": lambda a: a.update(accepting=a["accepting"].astype(np.int32)),
+    "accepting 2-D": lambda a: a.update(accepting=a["accepting"][:, None]),
+    "byte class 257 entries": lambda a: a.update(byte_class=np.append(a["byte_class"], np.int32(0))),
+    "start huge": lambda a: a.update(start=2**70),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NATIVE_MALFORMED))
+def test_canonical_minimal_checks_every_input(name: str) -> None:
+    """Called directly, ``canonical_minimal`` refuses malformed arrays (``ValueError``, or
+    ``TypeError`` / ``OverflowError`` for an argument of the wrong kind), never reads out of bounds;
+    through ``_native_minimal`` that is a ``MalformedDFAError``, a ``MoonmaskError``."""
+    module = native_module()
+    arrays = valid_native_arrays()
+    module.canonical_minimal(**arrays)  # valid as given
+    NATIVE_MALFORMED[name](arrays)
+    with pytest.raises((ValueError, TypeError, OverflowError)):
+        module.canonical_minimal(**arrays)
+    with pytest.raises(MalformedDFAError) as caught:
+        _native_minimal(module, **arrays)
+    assert isinstance(caught.value, MoonmaskError)
+
+
+def test_canonical_minimal_drops_unused_columns_and_merges_equal_ones() -> None:
+    module = native_module()
+    # column 2 unused, columns 0 and 3 equal, classes out of byte order
+    table = np.array([[0, 0, 0, 0], [2, 1, 2, 2], [0, 2, 1, 0]], dtype=np.int32)
+    byte_class = np.full(256, 3, dtype=np.int32)
+    byte_class[:10] = 1
+    byte_class[100:] = 0
+    found = module.canonical_minimal(table, byte_class, np.array([0, 0, 1], dtype=np.uint8), 1)
+    assert found is not None
+    minimal_table, classes, accepting, distance = found
+    assert classes[0] == 0 and classes[10] == 1 and classes[100] == 1
+    assert minimal_table.shape[1] == 2 and accepting.dtype == bool and distance.tolist() == [-1, 1, 0]
+    assert module.canonical_minimal(table, byte_class, np.zeros(3, dtype=np.uint8), 1) is None

@@ -3,18 +3,21 @@
 Takes: an ``ir.Node`` and ``Limits``. Hands on: the minimal ``DFA``, numbered breadth-first from the
 start in byte order, with byte classes merged so that no two columns are equal.
 
-With the native core: flat NFA (``flat_nfa``) -> byte classes and CSR arrays -> native subset construction ->
-native prune + Hopcroft + canonical renumbering (``minimal_dense``). Without it: the pure stages on
-grouped edges (``_subset_tables``, ``_minimal``). Both give the same arrays.
+With the native core, two native calls after the Python Thompson builder: flat NFA (``flat_nfa``,
+handed over almost raw by ``FlatNFA.native_input``) -> byte classes, CSR arrays and the subset
+construction (``determinize.pyx`` ``flat_subsets``) -> prune + Hopcroft + canonical renumbering +
+merged columns + distances (``minimize.pyx`` ``canonical_minimal``). Both check their inputs
+before use. Without it: the pure stages on grouped edges (``_subset_tables``, ``_minimal``). Both
+give the same arrays.
 """
 
 from __future__ import annotations
 
 from moonmaskc import ir
-from moonmaskc.automata.determinize import _subset_tables, native_subsets
+from moonmaskc.automata.determinize import _native_flat, _subset_tables
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.flat_nfa import build_flat_nfa
-from moonmaskc.automata.minimize import _empty_dfa, _minimal, minimal_dense
+from moonmaskc.automata.minimize import _empty_dfa, _minimal, _native_minimal
 from moonmaskc.automata.native import native
 from moonmaskc.automata.thompson import build_nfa
 from moonmaskc.gc_pause import collector_paused
@@ -28,10 +31,11 @@ def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:
 
 
 def _compile_ir(node: ir.Node, limits: Limits) -> DFA:
-    if native("determinize") is not None and native("minimize") is not None:
-        arrays = build_flat_nfa(node, limits).to_arrays()
-        transitions, accepting, start = native_subsets(arrays, limits)
-        return minimal_dense(transitions, arrays.class_of, accepting, start)
+    subsets, minimize = native("determinize"), native("minimize")
+    if subsets is not None and minimize is not None:
+        inputs = build_flat_nfa(node, limits).native_input()
+        transitions, accepting, start, class_of = _native_flat(subsets, inputs, limits)
+        return _native_minimal(minimize, transitions, class_of, accepting, start)
     tables = _subset_tables(build_nfa(node, limits), limits)
     if tables.start == 0:
         return _empty_dfa()

@@ -6,7 +6,8 @@ Takes: an ``NFA`` and ``Limits``. Hands on: ``_Tables`` (grouped live edges; see
 
 ``determinize`` and ``subset_arrays`` run the native construction (``_native/determinize.pyx``,
 over ``NFA.to_arrays``) when it is built and not switched off (``MOONMASKC_PURE=1``), else the pure
-one; both give the same pruned DFA, numbered the same way.
+one; both give the same pruned DFA, numbered the same way. ``flat_subsets`` runs it straight from a
+``FlatNFA`` (``FlatNFA.native_input``): byte classes, CSR arrays and subsets in one native call.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ import numpy as np
 from moonmaskc.automata.classes import _byte_classes
 from moonmaskc.automata.dfa import DFA, _merged_by_key
 from moonmaskc.automata.distances import _completion_lengths
+from moonmaskc.automata.flat_nfa import FlatNFA, NativeInput
 from moonmaskc.automata.native import native
 from moonmaskc.automata.tables import Groups, _pruned, _Tables
 from moonmaskc.automata.thompson import NFA, NFAArrays
-from moonmaskc.errors import LimitError
+from moonmaskc.errors import LimitError, MalformedArraysError
 from moonmaskc.limits import Limits
 
 GroupedSets = list[tuple[int, frozenset[int]]]
@@ -187,6 +189,33 @@ def native_subsets(arrays: NFAArrays, limits: Limits) -> tuple[np.ndarray, np.nd
     if module is None:
         raise RuntimeError("the native determinize module is not built (or MOONMASKC_PURE is set)")
     return _native_unpruned(module, arrays, limits)
+
+
+def flat_subsets(flat: FlatNFA, limits: Limits) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """The native subset construction straight from a flat NFA, *unpruned*: ``(transitions
+    int32[D, C], accepting bool[D], start, class_of int32[256])``, the same as ``native_subsets``
+    on ``flat.to_arrays()`` (whose ``class_of`` this is). Raises ``MalformedArraysError`` on
+    malformed flat lists (checked in the native code), ``LimitError`` past ``limits.max_states``,
+    ``RuntimeError`` when the native core is not built (or ``MOONMASKC_PURE`` is set)."""
+    module = native("determinize")
+    if module is None:
+        raise RuntimeError("the native determinize module is not built (or MOONMASKC_PURE is set)")
+    transitions, accepting, start, class_of = _native_flat(module, flat.native_input(), limits)
+    return transitions, accepting.view(bool), start, class_of
+
+
+def _native_flat(
+    module: ModuleType, inputs: NativeInput, limits: Limits
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """``module.flat_subsets`` on ``inputs``, accepting as uint8; the native ``ValueError`` (or a
+    ``TypeError`` for an argument of the wrong kind) becomes ``MalformedArraysError``."""
+    try:
+        transitions, accepting, start, class_of = module.flat_subsets(*inputs, limits.max_states)
+    except module.StateLimit:
+        raise _too_many_states(limits) from None
+    except (ValueError, TypeError, OverflowError) as error:
+        raise MalformedArraysError(f"flat NFA: {error}") from error
+    return transitions, accepting, start, class_of
 
 
 def _native_unpruned(

@@ -1,8 +1,10 @@
 """The Thompson NFA written straight into flat lists, for the native subset construction.
 
 Takes: an ``ir.Node`` and ``Limits`` (``build_flat_nfa``), built by the same ``_Builder`` as the
-pure ``NFA``. Hands on: ``NFAArrays`` (``FlatNFA.to_arrays``): byte classes, CSR byte edges per
-class, CSR epsilon edges, the important states.
+pure ``NFA``. Hands on: ``NativeInput`` (``FlatNFA.native_input``): the flat lists almost raw, as
+arrays, for ``_native/determinize.pyx`` ``flat_subsets``, which finds the byte classes and builds
+the CSR arrays itself, in C (what ``compile_ir`` runs); or ``NFAArrays`` (``FlatNFA.to_arrays``):
+byte classes, CSR byte edges per class, CSR epsilon edges, the important states, built by numpy.
 
 What differs from ``NFA``: states are a counter and edges are appended to flat lists, and an
 embedded DFA (``ir.Automaton``, every string format and sub-language a schema reuses) is kept whole
@@ -14,13 +16,54 @@ is the same; the state numbering may differ from ``NFA``'s, which the canonical 
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import NamedTuple
 
 import numpy as np
 
 from moonmaskc import ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.thompson import NFAArrays, _Builder, nfa_state_limit
+from moonmaskc.errors import MalformedArraysError
 from moonmaskc.limits import Limits
+
+
+def _constant(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+_NO_MASKS = _constant(np.zeros((0, 32), dtype=np.uint8))
+_NO_BLOCKS = _constant(np.zeros((0, 3), dtype=np.int32))
+_NO_SHAPES = _constant(np.zeros((0, 2), dtype=np.int32))
+_NO_TABLES = _constant(np.zeros(0, dtype=np.int32))
+_NO_BYTE_CLASSES = _constant(np.zeros((0, 256), dtype=np.int32))
+_NO_FLAGS = _constant(np.zeros(0, dtype=np.uint8))
+
+
+class NativeInput(NamedTuple):
+    """A ``FlatNFA`` as the arguments of ``_native/determinize.pyx`` ``flat_subsets`` (before
+    ``max_states``), in its order. Byte edges: ``edge_source``, ``edge_mask``, ``edge_target``
+    int32[E], the mask an index into ``masks`` uint8[M, 32], the distinct masks as little-endian
+    bitmaps. Epsilon edges: ``eps_source``, ``eps_target`` int32[P]. Embedded DFAs: ``blocks``
+    int32[B, 3] (first state, exit state, DFA index); per distinct DFA, by first use,
+    ``dfa_shapes`` int32[K, 2] (states, classes), the tables raveled one after the other into
+    ``dfa_transitions`` int32, ``dfa_byte_class`` int32[K, 256], ``dfa_accepting`` uint8 (one
+    after the other)."""
+
+    num_states: int
+    start: int
+    final: int
+    edge_source: np.ndarray
+    edge_mask: np.ndarray
+    edge_target: np.ndarray
+    masks: np.ndarray
+    eps_source: np.ndarray
+    eps_target: np.ndarray
+    blocks: np.ndarray
+    dfa_shapes: np.ndarray
+    dfa_transitions: np.ndarray
+    dfa_byte_class: np.ndarray
+    dfa_accepting: np.ndarray
 
 
 class FlatNFA:
@@ -68,6 +111,73 @@ class FlatNFA:
         self.add_epsilon(entry, first - 1 + dfa.start)
         self.blocks.append((first, dfa, exit_state))
         return exit_state
+
+    def native_input(self) -> NativeInput:
+        """The flat lists as arrays for the native ``flat_subsets`` (see ``NativeInput``): one
+        array per list, the distinct masks as bytes, the distinct embedded DFAs stacked. Nothing
+        is checked here but what numpy must convert (``MalformedArraysError`` on a mask or a
+        number that does not fit); the native code checks every index before use."""
+        mask_ids = dict.fromkeys(self.edge_mask, 0)
+        for index, mask in enumerate(mask_ids):
+            mask_ids[mask] = index
+        try:
+            masks = (
+                np.frombuffer(b"".join([mask.to_bytes(32, "little") for mask in mask_ids]), np.uint8).reshape(
+                    len(mask_ids), 32
+                )
+                if mask_ids
+                else _NO_MASKS
+            )
+            edge_mask = np.fromiter(map(mask_ids.__getitem__, self.edge_mask), np.int32, len(self.edge_mask))
+            edge_source = np.array(self.edge_source, dtype=np.int32)
+            edge_target = np.array(self.edge_target, dtype=np.int32)
+            eps_source = np.array(self.eps_source, dtype=np.int32)
+            eps_target = np.array(self.eps_target, dtype=np.int32)
+            if not self.blocks:
+                return NativeInput(
+                    self.num_states,
+                    self.start,
+                    self.final,
+                    edge_source,
+                    edge_mask,
+                    edge_target,
+                    masks,
+                    eps_source,
+                    eps_target,
+                    _NO_BLOCKS,
+                    _NO_SHAPES,
+                    _NO_TABLES,
+                    _NO_BYTE_CLASSES,
+                    _NO_FLAGS,
+                )
+            dfa_ids: dict[int, int] = {}
+            dfas: list[DFA] = []
+            rows: list[tuple[int, int, int]] = []
+            for first, dfa, exit_state in self.blocks:
+                dfa_index = dfa_ids.get(id(dfa))
+                if dfa_index is None:
+                    dfa_index = dfa_ids[id(dfa)] = len(dfas)
+                    dfas.append(dfa)
+                rows.append((first, exit_state, dfa_index))
+            blocks = np.array(rows, dtype=np.int32)
+        except (OverflowError, TypeError, AttributeError) as error:
+            raise MalformedArraysError(f"flat NFA: a mask or a state does not fit: {error}") from error
+        return NativeInput(
+            self.num_states,
+            self.start,
+            self.final,
+            edge_source,
+            edge_mask,
+            edge_target,
+            masks,
+            eps_source,
+            eps_target,
+            blocks,
+            np.array([dfa.transitions.shape for dfa in dfas], dtype=np.int32),
+            np.concatenate([dfa.transitions.ravel() for dfa in dfas]),
+            np.stack([dfa.byte_class for dfa in dfas]),
+            np.concatenate([dfa.accepting for dfa in dfas]).view(np.uint8),
+        )
 
     def to_arrays(self) -> NFAArrays:
         n = self.num_states

@@ -6,14 +6,16 @@ classes, longest stay in a block) start refinement by successor blocks, with Hop
 fallback.
 
 ``minimal_dense`` takes a dense DFA as arrays, pruned or not, checks them and returns the same
-canonical minimal DFA; it (and so ``minimize``) runs in the native core when it is built: pruning
-and Hopcroft's refinement seeded by the distance to acceptance, on the dense table.
+canonical minimal DFA; it (and so ``minimize``) runs in the native core when it is built: one
+native call (``canonical_minimal``) numbers the columns by smallest byte, prunes, refines by
+Hopcroft seeded with the distance to acceptance, renumbers and merges equal columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import islice
+from types import ModuleType
 
 import numpy as np
 
@@ -284,25 +286,31 @@ def minimal_dense(transitions: np.ndarray, byte_class: np.ndarray, accepting: np
     flags = _checked_vector(accepting, np.bool_, num_states, "accepting")
     first = _checked_start(start, num_states)
     _check_dead_state(table, flags)
-    table, classes = _columns_by_smallest_byte(table, classes)
     module = native("minimize")
     if module is None:
+        table, classes = _columns_by_smallest_byte(table, classes)
         pruned = _pure_prune(DFA(table, classes, flags, first))
         if pruned.start == 0:
             return _empty_dfa()
         return _minimal(_Tables.of(pruned)).to_dfa()
-    found = module.minimal(table, flags.view(np.uint8), first)
+    return _native_minimal(module, table, classes, flags.view(np.uint8), first)
+
+
+def _native_minimal(
+    module: ModuleType, transitions: np.ndarray, byte_class: np.ndarray, accepting: np.ndarray, start: int
+) -> DFA:
+    """``module.canonical_minimal``: columns numbered by smallest byte, prune, Hopcroft, canonical
+    numbering, equal columns merged, distances, in one native call; ``accepting`` as uint8. The
+    native checks (every input, before use) raise ``ValueError``, which becomes
+    ``MalformedDFAError``. The result never shares an array with the caller."""
+    try:
+        found = module.canonical_minimal(transitions, byte_class, accepting, start)
+    except (ValueError, TypeError, OverflowError) as error:
+        raise MalformedDFAError(f"dense DFA: {error}") from error
     if found is None:
         return _empty_dfa()
-    minimal_table, minimal_accepting, distance = found
-    column_class = module.column_classes(minimal_table)  # as _merged_columns numbers them
-    if int(column_class.max()) + 1 < minimal_table.shape[1]:
-        _, kept = np.unique(column_class, return_index=True)
-        minimal_table = np.ascontiguousarray(minimal_table[:, kept])
-        classes = column_class[classes]
-    elif classes is byte_class:  # never share the caller's array
-        classes = classes.copy()
-    return DFA(minimal_table, classes, minimal_accepting, 1, distance)
+    table, classes, flags, distance = found
+    return DFA(table, classes, flags, 1, distance)
 
 
 def _columns_by_smallest_byte(table: np.ndarray, byte_class: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

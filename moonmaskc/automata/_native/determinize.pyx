@@ -15,6 +15,13 @@ is pruned. ``StateLimit`` is raised when a state numbered above ``max_states`` w
 ``distances(transitions, accepting)`` gives the fewest bytes from each state to acceptance (-1
 where out of reach), what pruning needs.
 
+``flat_subsets`` takes the flat NFA of ``flat_nfa.FlatNFA`` almost raw instead (see
+``FlatNFA.native_input``: byte edges with an index into distinct 32-byte masks, epsilon edges, the
+embedded DFAs kept whole as blocks over their stacked tables), checks every index, then builds in C
+what ``FlatNFA.to_arrays`` builds in numpy: the coarsest byte classes (numbered by smallest byte),
+one entry per (edge, class it covers), the embedded DFAs' rows copied once per block, CSR offsets,
+the important states; and runs the same construction. It returns ``class_of`` too.
+
 A DFA state is the sorted set of the important NFA states it holds, kept in one pool and found
 again through an open-addressing hash table. For each DFA state, the closures of the targets of
 its members' edges are bucketed by class (a counting sort), each bucket is deduplicated with a
@@ -442,9 +449,6 @@ def subsets(
     uint8[D], start)``; see the module docstring. Raises ``StateLimit`` past ``max_states``, and
     ``ValueError`` on arrays that do not fit together (checked here too, never trusted)."""
     cdef Construction c
-    cdef int status
-    cdef int32_t[:, ::1] table
-    cdef uint8_t[::1] flags
     if num_states < 1 or num_classes < 1 or num_classes > 256:
         raise ValueError("an NFA needs at least one state and 1..256 classes")
     if start < 0 or start >= num_states or final < -1 or final >= num_states:
@@ -473,21 +477,527 @@ def subsets(
     if eps_target.shape[0]:
         c.eps_target = &eps_target[0]
     try:
-        with nogil:
-            status = _construct(&c)
-        if status == NO_MEMORY:
-            raise MemoryError("the subset construction ran out of memory")
-        if status == TOO_MANY_STATES:
-            raise StateLimit(max_states)
-        transitions = np.empty((c.states, num_classes), dtype=np.int32)
-        accepting = np.empty(c.states, dtype=np.uint8)
-        table = transitions
-        flags = accepting
-        memcpy(&table[0, 0], c.transitions, <size_t>(c.states * num_classes) * sizeof(int32_t))
-        memcpy(&flags[0], c.accepting, <size_t>c.states * sizeof(uint8_t))
-        return transitions, accepting, 1 if c.states > 1 else 0
+        return _run(&c, max_states)
     finally:
         _free(&c)
+
+
+cdef tuple _run(Construction* c, int64_t max_states):
+    """Run the construction filled in ``c`` and copy its result out: ``(transitions, accepting,
+    start)``. The caller frees ``c``."""
+    cdef int status
+    cdef int32_t[:, ::1] table
+    cdef uint8_t[::1] flags
+    with nogil:
+        status = _construct(c)
+    if status == NO_MEMORY:
+        raise MemoryError("the subset construction ran out of memory")
+    if status == TOO_MANY_STATES:
+        raise StateLimit(max_states)
+    transitions = np.empty((c.states, c.num_classes), dtype=np.int32)
+    accepting = np.empty(c.states, dtype=np.uint8)
+    table = transitions
+    flags = accepting
+    memcpy(&table[0, 0], c.transitions, <size_t>(c.states * c.num_classes) * sizeof(int32_t))
+    memcpy(&flags[0], c.accepting, <size_t>c.states * sizeof(uint8_t))
+    return transitions, accepting, 1 if c.states > 1 else 0
+
+
+# --- the flat NFA of ``flat_nfa.FlatNFA``, taken almost raw -------------------------------------
+
+
+cdef struct Meet:
+    # the bytes cut into runs that no mask and no DFA splits: run i is bytes run_at[i] .. run_at[i + 1] - 1
+    int32_t num_runs
+    int32_t run_at[257]
+    # the classes so far: run -> class, numbered by smallest byte
+    int32_t class_of[256]
+    int32_t num_classes
+    # the partition to meet with: run -> label
+    int32_t label[256]
+    # scratch
+    int32_t pair[512]
+    int32_t label_end[257]
+    int32_t by_label[256]
+    int64_t mark[256]
+    int64_t stamp
+    int32_t id_of[256]
+    int32_t fresh[256]
+    int32_t rank[256]
+
+
+cdef void _meet_binary(Meet* m) noexcept nogil:
+    """Refine ``m.class_of`` by a 0/1 ``m.label``: runs stay together when they share their class and
+    their label; new classes numbered in run order, so by smallest byte."""
+    cdef int32_t i, key, k = 0
+    for i in range(2 * m.num_classes):
+        m.pair[i] = -1
+    for i in range(m.num_runs):
+        key = 2 * m.class_of[i] + m.label[i]
+        if m.pair[key] < 0:
+            m.pair[key] = k
+            k += 1
+        m.class_of[i] = m.pair[key]
+    m.num_classes = k
+
+
+cdef void _meet(Meet* m, int32_t num_labels) noexcept nogil:
+    """Refine ``m.class_of`` by ``m.label`` (values in [0, num_labels), num_labels <= 256): runs stay
+    together when they share their class and their label. The runs are bucketed by label, each
+    bucket gives a fresh class to every old class it meets, then the classes are renumbered in run
+    order, so by smallest byte."""
+    cdef int32_t r, lab, c, i = 0, count = 0, k = 0
+    for lab in range(num_labels + 1):
+        m.label_end[lab] = 0
+    for r in range(m.num_runs):
+        m.label_end[m.label[r] + 1] += 1
+    for lab in range(num_labels):
+        m.label_end[lab + 1] += m.label_end[lab]
+    for r in range(m.num_runs):  # label_end[lab] moves from the start of lab's bucket to its end
+        lab = m.label[r]
+        m.by_label[m.label_end[lab]] = r
+        m.label_end[lab] += 1
+    for lab in range(num_labels):
+        m.stamp += 1
+        while i < m.label_end[lab]:
+            r = m.by_label[i]
+            c = m.class_of[r]
+            if m.mark[c] != m.stamp:
+                m.mark[c] = m.stamp
+                m.id_of[c] = count
+                count += 1
+            m.fresh[r] = m.id_of[c]
+            i += 1
+    for c in range(count):
+        m.rank[c] = -1
+    for r in range(m.num_runs):
+        c = m.fresh[r]
+        if m.rank[c] < 0:
+            m.rank[c] = k
+            k += 1
+        m.class_of[r] = m.rank[c]
+    m.num_classes = k
+
+
+cdef inline void _mask_words(const uint8_t* mask, uint64_t* words) noexcept nogil:
+    """The 32 little-endian bytes of a mask as four 64-bit words, bit b of the mask being bit
+    b % 64 of word b // 64 (on any byte order)."""
+    cdef int w, j
+    cdef uint64_t word
+    for w in range(4):
+        word = 0
+        for j in range(7, -1, -1):
+            word = (word << 8) | mask[8 * w + j]
+        words[w] = word
+
+
+cdef struct Flat:
+    # the flat NFA (borrowed from the caller's arrays, checked before)
+    int32_t n
+    int32_t final
+    int64_t num_edges
+    const int32_t* edge_source
+    const int32_t* edge_mask
+    const int32_t* edge_target
+    int64_t num_masks
+    const uint8_t* masks  # num_masks rows of 32 bytes
+    int64_t num_eps
+    const int32_t* eps_source
+    const int32_t* eps_target
+    int64_t num_blocks
+    const int32_t* blocks  # num_blocks rows: first state, exit state, DFA
+    int64_t num_dfas
+    const int32_t* dfa_shapes  # num_dfas rows: states, classes
+    const int32_t* dfa_transitions
+    const int32_t* dfa_byte_class  # num_dfas rows of 256
+    const uint8_t* dfa_accepting
+    # the byte classes found
+    int32_t class_of[256]
+    # owned
+    int32_t* representative  # smallest byte of each global class
+    int64_t* cover_at  # the classes of mask i: cover_class[cover_at[i] : cover_at[i + 1]]
+    int32_t* cover_class
+    int64_t* state_at  # DFA d's states among all DFAs' states: state_at[d] .. state_at[d + 1]
+    int64_t* row_at  # live entries of DFA state r (over all DFAs): row_*[row_at[r] : row_at[r + 1]]
+    int32_t* row_class
+    int32_t* row_target
+    int64_t* edge_offsets
+    int32_t* edge_class
+    int32_t* edge_to
+    int64_t* eps_offsets
+    int32_t* eps_to
+    int64_t* cursor
+    uint8_t* important
+
+
+cdef void _free_flat(Flat* f) noexcept nogil:
+    free(f.representative)
+    free(f.cover_at)
+    free(f.cover_class)
+    free(f.state_at)
+    free(f.row_at)
+    free(f.row_class)
+    free(f.row_target)
+    free(f.edge_offsets)
+    free(f.edge_class)
+    free(f.edge_to)
+    free(f.eps_offsets)
+    free(f.eps_to)
+    free(f.cursor)
+    free(f.important)
+
+
+cdef void* _alloc(int64_t count, size_t size) noexcept nogil:
+    """Room for ``count`` items of ``size`` bytes (at least one, so that NULL means no memory)."""
+    if count < 1:
+        count = 1
+    return malloc(<size_t>count * size)
+
+
+cdef int32_t _byte_classes(Flat* f, Meet* m) noexcept nogil:
+    """The coarsest byte classes that neither a mask nor an embedded DFA's classes tell apart,
+    numbered by smallest byte, into ``f.class_of``; returns how many there are. The bytes are first
+    cut where any mask or DFA class changes (word operations per mask), then the runs between cuts
+    are refined by each mask and each DFA."""
+    cdef int64_t i, d
+    cdef int32_t b, r, w
+    cdef uint64_t words[4]
+    cdef uint64_t cuts[4]
+    cdef uint64_t carry
+    cdef const int32_t* classes
+    cuts[0] = 1  # byte 0 starts a run
+    cuts[1] = cuts[2] = cuts[3] = 0
+    for i in range(f.num_masks):
+        _mask_words(f.masks + i * 32, words)
+        carry = 0
+        for w in range(4):  # bit b set where bytes b - 1 and b differ in membership
+            cuts[w] |= words[w] ^ ((words[w] << 1) | carry)
+            carry = words[w] >> 63
+    for d in range(f.num_dfas):
+        classes = f.dfa_byte_class + d * 256
+        for b in range(1, 256):
+            if classes[b] != classes[b - 1]:
+                cuts[b >> 6] |= (<uint64_t>1) << (b & 63)
+    m.num_runs = 0
+    for b in range(256):
+        if (cuts[b >> 6] >> (b & 63)) & 1:
+            m.run_at[m.num_runs] = b
+            m.class_of[m.num_runs] = 0
+            m.num_runs += 1
+    m.run_at[m.num_runs] = 256
+    m.num_classes = 1
+    m.stamp = 0
+    for r in range(256):
+        m.mark[r] = 0
+    for i in range(f.num_masks):
+        if m.num_classes == m.num_runs:
+            break  # every run alone: nothing left to split
+        _mask_words(f.masks + i * 32, words)
+        for r in range(m.num_runs):
+            b = m.run_at[r]
+            m.label[r] = (words[b >> 6] >> (b & 63)) & 1
+        _meet_binary(m)
+    for d in range(f.num_dfas):
+        if m.num_classes == m.num_runs:
+            break
+        classes = f.dfa_byte_class + d * 256
+        for r in range(m.num_runs):
+            m.label[r] = classes[m.run_at[r]]
+        _meet(m, f.dfa_shapes[2 * d + 1])
+    for r in range(m.num_runs):
+        for b in range(m.run_at[r], m.run_at[r + 1]):
+            f.class_of[b] = m.class_of[r]
+    return m.num_classes
+
+
+cdef int _flat_arrays(Flat* f, Construction* c) noexcept nogil:
+    """Byte classes, the byte edges per class in CSR form (plain edges, then the embedded DFAs'
+    rows copied once per block), the epsilon edges in CSR form and the important states, into
+    ``c``; ``NO_MEMORY`` or ``OK``."""
+    cdef Meet meet
+    cdef int32_t k, b, cls, s, t, first, exit_state, states, classes
+    cdef int32_t column[256]
+    cdef int64_t i, j, d, q, r, total, size, at, base
+    cdef const uint8_t* mask
+    cdef const int32_t* table
+    cdef const int32_t* block
+    cdef int64_t n = f.n
+    k = _byte_classes(f, &meet)
+    f.representative = <int32_t*>_alloc(k, sizeof(int32_t))
+    f.cover_at = <int64_t*>_alloc(f.num_masks + 1, sizeof(int64_t))
+    f.state_at = <int64_t*>_alloc(f.num_dfas + 1, sizeof(int64_t))
+    if f.representative == NULL or f.cover_at == NULL or f.state_at == NULL:
+        return NO_MEMORY
+    b = 255
+    while b >= 0:
+        f.representative[f.class_of[b]] = b
+        b -= 1
+    # the classes each mask covers: those whose smallest byte it holds (masks never split a class)
+    f.cover_class = <int32_t*>_alloc(f.num_masks * k, sizeof(int32_t))
+    if f.cover_class == NULL:
+        return NO_MEMORY
+    f.cover_at[0] = 0
+    at = 0
+    for i in range(f.num_masks):
+        mask = f.masks + i * 32
+        for cls in range(k):
+            b = f.representative[cls]
+            if (mask[b >> 3] >> (b & 7)) & 1:
+                f.cover_class[at] = cls
+                at += 1
+        f.cover_at[i + 1] = at
+    # the live entries of every DFA row over the global classes (row 0, the dead state, has none)
+    f.state_at[0] = 0
+    for d in range(f.num_dfas):
+        f.state_at[d + 1] = f.state_at[d] + f.dfa_shapes[2 * d]
+    f.row_at = <int64_t*>_alloc(f.state_at[f.num_dfas] + 1, sizeof(int64_t))
+    if f.row_at == NULL:
+        return NO_MEMORY
+    total = 0
+    for j in range(2):  # count, then fill
+        table = f.dfa_transitions
+        at = 0
+        for d in range(f.num_dfas):
+            states = f.dfa_shapes[2 * d]
+            classes = f.dfa_shapes[2 * d + 1]
+            for cls in range(k):
+                column[cls] = f.dfa_byte_class[d * 256 + f.representative[cls]]
+            r = f.state_at[d]
+            f.row_at[r] = at
+            f.row_at[r + 1] = at  # row 0: none
+            for q in range(1, states):
+                for cls in range(k):
+                    t = table[q * classes + column[cls]]
+                    if t != 0:
+                        if j == 1:
+                            f.row_class[at] = cls
+                            f.row_target[at] = t
+                        at += 1
+                f.row_at[r + q + 1] = at
+            table += <int64_t>states * classes
+        f.row_at[f.state_at[f.num_dfas]] = at
+        if j == 0:
+            total = at
+            f.row_class = <int32_t*>_alloc(total, sizeof(int32_t))
+            f.row_target = <int32_t*>_alloc(total, sizeof(int32_t))
+            if f.row_class == NULL or f.row_target == NULL:
+                return NO_MEMORY
+    # byte edges and epsilon edges per NFA state: count, then offsets, then fill
+    f.edge_offsets = <int64_t*>_alloc(n + 1, sizeof(int64_t))
+    f.eps_offsets = <int64_t*>_alloc(n + 1, sizeof(int64_t))
+    f.cursor = <int64_t*>_alloc(n, sizeof(int64_t))
+    f.important = <uint8_t*>_alloc(n, sizeof(uint8_t))
+    if f.edge_offsets == NULL or f.eps_offsets == NULL or f.cursor == NULL or f.important == NULL:
+        return NO_MEMORY
+    memset(f.edge_offsets, 0, <size_t>(n + 1) * sizeof(int64_t))
+    memset(f.eps_offsets, 0, <size_t>(n + 1) * sizeof(int64_t))
+    memset(f.important, 0, <size_t>n * sizeof(uint8_t))
+    for i in range(f.num_edges):
+        s = f.edge_source[i]
+        j = f.edge_mask[i]
+        f.edge_offsets[s + 1] += f.cover_at[j + 1] - f.cover_at[j]
+        f.important[s] = 1  # an edge on no byte still counts, as ``NFA.closure`` keeps its state
+    for i in range(f.num_eps):
+        f.eps_offsets[f.eps_source[i] + 1] += 1
+    for i in range(f.num_blocks):
+        block = f.blocks + 3 * i
+        first = block[0]
+        d = block[2]
+        base = f.state_at[d]
+        for q in range(1, f.dfa_shapes[2 * d]):
+            s = first - 1 + <int32_t>q
+            size = f.row_at[base + q + 1] - f.row_at[base + q]
+            if size:
+                f.edge_offsets[s + 1] += size
+                f.important[s] = 1
+            if f.dfa_accepting[base + q]:
+                f.eps_offsets[s + 1] += 1
+    if f.final >= 0:
+        f.important[f.final] = 1
+    for i in range(n):
+        f.edge_offsets[i + 1] += f.edge_offsets[i]
+        f.eps_offsets[i + 1] += f.eps_offsets[i]
+    f.edge_class = <int32_t*>_alloc(f.edge_offsets[n], sizeof(int32_t))
+    f.edge_to = <int32_t*>_alloc(f.edge_offsets[n], sizeof(int32_t))
+    f.eps_to = <int32_t*>_alloc(f.eps_offsets[n], sizeof(int32_t))
+    if f.edge_class == NULL or f.edge_to == NULL or f.eps_to == NULL:
+        return NO_MEMORY
+    memcpy(f.cursor, f.edge_offsets, <size_t>n * sizeof(int64_t))
+    for i in range(f.num_edges):
+        s = f.edge_source[i]
+        t = f.edge_target[i]
+        j = f.edge_mask[i]
+        for at in range(f.cover_at[j], f.cover_at[j + 1]):
+            f.edge_class[f.cursor[s]] = f.cover_class[at]
+            f.edge_to[f.cursor[s]] = t
+            f.cursor[s] += 1
+    for i in range(f.num_blocks):
+        block = f.blocks + 3 * i
+        first = block[0]
+        d = block[2]
+        base = f.state_at[d]
+        for q in range(1, f.dfa_shapes[2 * d]):
+            s = first - 1 + <int32_t>q
+            for at in range(f.row_at[base + q], f.row_at[base + q + 1]):
+                f.edge_class[f.cursor[s]] = f.row_class[at]
+                f.edge_to[f.cursor[s]] = first - 1 + f.row_target[at]
+                f.cursor[s] += 1
+    memcpy(f.cursor, f.eps_offsets, <size_t>n * sizeof(int64_t))
+    for i in range(f.num_eps):
+        s = f.eps_source[i]
+        f.eps_to[f.cursor[s]] = f.eps_target[i]
+        f.cursor[s] += 1
+    for i in range(f.num_blocks):
+        block = f.blocks + 3 * i
+        first = block[0]
+        exit_state = block[1]
+        d = block[2]
+        base = f.state_at[d]
+        for q in range(1, f.dfa_shapes[2 * d]):
+            if f.dfa_accepting[base + q]:
+                s = first - 1 + <int32_t>q
+                f.eps_to[f.cursor[s]] = exit_state
+                f.cursor[s] += 1
+    c.num_classes = k
+    c.edge_offsets = f.edge_offsets
+    c.edge_class = f.edge_class
+    c.edge_target = f.edge_to
+    c.eps_offsets = f.eps_offsets
+    c.eps_target = f.eps_to
+    c.important = f.important
+    return OK
+
+
+def flat_subsets(
+    int32_t num_states,
+    int32_t start,
+    int32_t final,
+    const int32_t[::1] edge_source not None,
+    const int32_t[::1] edge_mask not None,
+    const int32_t[::1] edge_target not None,
+    const uint8_t[:, ::1] masks not None,
+    const int32_t[::1] eps_source not None,
+    const int32_t[::1] eps_target not None,
+    const int32_t[:, ::1] blocks not None,
+    const int32_t[:, ::1] dfa_shapes not None,
+    const int32_t[::1] dfa_transitions not None,
+    const int32_t[:, ::1] dfa_byte_class not None,
+    const uint8_t[::1] dfa_accepting not None,
+    int64_t max_states,
+):
+    """The subset construction straight from a flat NFA, unpruned: ``(transitions int32[D, C],
+    accepting uint8[D], start, class_of int32[256])``, the classes the coarsest that no mask and
+    no embedded DFA tells apart, numbered by smallest byte.
+
+    In: ``num_states``, ``start``, ``final`` (-1 for none); byte edges ``edge_source[i]`` ->
+    ``edge_target[i]`` on the bytes of mask ``edge_mask[i]``, a row of ``masks`` uint8[M, 32] (bit
+    b of byte b // 8, little-endian); epsilon edges ``eps_source[i]`` -> ``eps_target[i]``; embedded
+    DFAs: ``blocks`` int32[B, 3], per block its first state, exit state and DFA, DFA state q >= 1
+    being NFA state ``first - 1 + q``, its accepting states leading to the exit by an epsilon edge;
+    per DFA ``dfa_shapes`` int32[K, 2] (states, classes), its dense table raveled into
+    ``dfa_transitions`` (one after the other), its ``dfa_byte_class`` row int32[256] and its
+    acceptance flags in ``dfa_accepting`` (one after the other). Every index is checked before use
+    (``ValueError``); ``StateLimit`` past ``max_states``."""
+    cdef Construction c
+    cdef Flat f
+    cdef int64_t n = num_states, num_edges, num_eps, num_blocks, num_dfas, i, d, b
+    cdef int64_t tables = 0, states = 0, first, count, classes, at
+    cdef int status
+    cdef int32_t[::1] out
+    if num_states < 1 or num_states >= 2147483647:
+        raise ValueError("a flat NFA needs 1 .. 2**31 - 2 states")
+    if start < 0 or start >= num_states or final < -1 or final >= num_states:
+        raise ValueError("start and final must be states (final may be -1)")
+    num_edges = edge_source.shape[0]
+    if edge_mask.shape[0] != num_edges or edge_target.shape[0] != num_edges:
+        raise ValueError("edge_source, edge_mask and edge_target must have the same length")
+    if masks.shape[1] != 32:
+        raise ValueError("masks must have 32 bytes per row")
+    _check_values(edge_source, n, "edge_source")
+    _check_values(edge_target, n, "edge_target")
+    _check_values(edge_mask, masks.shape[0], "edge_mask")
+    num_eps = eps_source.shape[0]
+    if eps_target.shape[0] != num_eps:
+        raise ValueError("eps_source and eps_target must have the same length")
+    _check_values(eps_source, n, "eps_source")
+    _check_values(eps_target, n, "eps_target")
+    num_dfas = dfa_shapes.shape[0]
+    if dfa_shapes.shape[1] != 2:
+        raise ValueError("dfa_shapes must have two columns: states, classes")
+    if dfa_byte_class.shape[0] != num_dfas or dfa_byte_class.shape[1] != 256:
+        raise ValueError("dfa_byte_class must have one row of 256 classes per DFA")
+    for d in range(num_dfas):
+        count = dfa_shapes[d, 0]
+        classes = dfa_shapes[d, 1]
+        if count < 1 or classes < 1 or classes > 256:
+            raise ValueError("an embedded DFA needs at least one state and 1..256 classes")
+        for b in range(256):
+            if dfa_byte_class[d, b] < 0 or dfa_byte_class[d, b] >= classes:
+                raise ValueError("dfa_byte_class holds a class outside its DFA's classes")
+        tables += count * classes
+        states += count
+    if dfa_transitions.shape[0] != tables or dfa_accepting.shape[0] != states:
+        raise ValueError("dfa_transitions and dfa_accepting must hold exactly the DFAs of dfa_shapes")
+    at = 0
+    for d in range(num_dfas):
+        count = dfa_shapes[d, 0]
+        for i in range(at, at + count * dfa_shapes[d, 1]):
+            if dfa_transitions[i] < 0 or dfa_transitions[i] >= count:
+                raise ValueError("dfa_transitions holds a target outside its DFA's states")
+        at += count * dfa_shapes[d, 1]
+    num_blocks = blocks.shape[0]
+    if blocks.shape[1] != 3:
+        raise ValueError("blocks must have three columns: first state, exit state, DFA")
+    for i in range(num_blocks):
+        first = blocks[i, 0]
+        d = blocks[i, 2]
+        if d < 0 or d >= num_dfas:
+            raise ValueError("a block names a DFA that is not given")
+        if blocks[i, 1] < 0 or blocks[i, 1] >= n or first < 0 or first + dfa_shapes[d, 0] - 1 > n:
+            raise ValueError("a block's states or exit state are not states of the NFA")
+    memset(&c, 0, sizeof(Construction))
+    memset(&f, 0, sizeof(Flat))
+    f.n = num_states
+    f.final = final
+    f.num_edges = num_edges
+    f.num_masks = masks.shape[0]
+    f.num_eps = num_eps
+    f.num_blocks = num_blocks
+    f.num_dfas = num_dfas
+    if num_edges:
+        f.edge_source = &edge_source[0]
+        f.edge_mask = &edge_mask[0]
+        f.edge_target = &edge_target[0]
+    if f.num_masks:
+        f.masks = &masks[0, 0]
+    if num_eps:
+        f.eps_source = &eps_source[0]
+        f.eps_target = &eps_target[0]
+    if num_blocks:
+        f.blocks = &blocks[0, 0]
+    if num_dfas:
+        f.dfa_shapes = &dfa_shapes[0, 0]
+        f.dfa_byte_class = &dfa_byte_class[0, 0]
+        f.dfa_accepting = &dfa_accepting[0]
+    if tables:
+        f.dfa_transitions = &dfa_transitions[0]
+    c.n = num_states
+    c.start = start
+    c.final = final
+    c.max_states = max_states if max_states < 2147483646 else 2147483646  # state numbers are int32
+    try:
+        with nogil:
+            status = _flat_arrays(&f, &c)
+        if status == NO_MEMORY:
+            raise MemoryError("the subset construction ran out of memory")
+        transitions, accepting, first_state = _run(&c, max_states)
+        class_of = np.empty(256, dtype=np.int32)
+        out = class_of
+        memcpy(&out[0], f.class_of, 256 * sizeof(int32_t))
+        return transitions, accepting, first_state, class_of
+    finally:
+        _free(&c)  # frees what the construction owns; the arrays it read are f's
+        _free_flat(&f)
 
 
 def distances(const int32_t[:, ::1] transitions not None, const uint8_t[::1] accepting not None):

@@ -19,7 +19,13 @@ Out:
   from the start visiting targets in column order (callers number columns by smallest byte, so
   this is the canonical numbering); ``None`` when the start cannot reach acceptance. Columns are
   not merged: ``column_classes(table)`` gives int32[k], for each column the number of the first
-  column equal to it among the distinct ones, counted in order (the caller merges with it).
+  column equal to it among the distinct ones, counted in order (the caller merges with it);
+- ``canonical_minimal(transitions, byte_class, accepting, start)``: all of it in one call, what
+  ``DFA(table, byte_class, accepting, 1, distance)`` takes: the columns numbered by their smallest
+  byte (unused ones dropped), ``minimal``, equal columns merged as ``column_classes`` numbers them,
+  ``byte_class`` renumbered to match; ``None`` when the start cannot reach acceptance. It checks
+  every input itself (``byte_class`` in range too), so ``compile_ir`` hands it the subset
+  construction's arrays without a Python pass.
 
 ``minimal`` prunes, seeds the partition with the distance to acceptance (equivalent states share
 it; distance 0 is acceptance, -1 only the dead state), then refines it with Hopcroft's algorithm on
@@ -35,6 +41,7 @@ GIL, on malloc'd memory that is freed on every path.
 
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -540,94 +547,255 @@ def prune(const int32_t[:, ::1] transitions not None, const int32_t[::1] distanc
         free(new_id)
 
 
-def minimal(
-    const int32_t[:, ::1] transitions not None, const uint8_t[::1] accepting not None, Py_ssize_t start
-):
-    """``(table, accepting, distance)`` of the minimal DFA in canonical numbering (columns not
-    merged), or ``None`` when the start cannot reach acceptance."""
-    cdef Py_ssize_t n = transitions.shape[0], k = transitions.shape[1], c, m, size = 0
-    _check_table(n, k, accepting.shape[0])
-    if start < 0 or start >= n:
-        raise ValueError("the start state is outside [0, states)")
-    cdef const int32_t* table = &transitions[0, 0]
-    cdef const uint8_t* flags = &accepting[0]
-    if flags[0]:
-        raise ValueError("state 0 must be dead: it accepts")
-    for c in range(k):
-        if table[c] != 0:
-            raise ValueError("state 0 must be dead: it has a transition to another state")
+cdef struct Minimal:
+    Py_ssize_t size  # states of the minimal DFA; 0 when the start cannot reach acceptance
+    int32_t* table  # size rows of k, owned (malloc'd) when size > 0
+    uint8_t* accepting
+    int32_t* distance
+
+
+cdef void _free_minimal(Minimal* out) noexcept nogil:
+    free(out.table)
+    free(out.accepting)
+    free(out.distance)
+    out.table = NULL
+    out.accepting = NULL
+    out.distance = NULL
+
+
+cdef int _minimal(
+    const int32_t* table, Py_ssize_t n, Py_ssize_t k, const uint8_t* flags, Py_ssize_t start, Minimal* out
+) noexcept nogil:
+    """Prune, refine, renumber: the minimal DFA of the checked table (dead state 0, start in range)
+    into ``out`` (zeroed by the caller; the caller frees it on every path); an error code."""
     cdef int32_t* distance = <int32_t*>_alloc(n, sizeof(int32_t))
     cdef int32_t* new_id = <int32_t*>_alloc(n, sizeof(int32_t))
     cdef int32_t* kept = <int32_t*>_alloc(n, sizeof(int32_t))
     cdef int32_t* pruned = NULL  # owned; NULL when every state is live
     cdef int32_t* pruned_distance = NULL
     cdef const int32_t* live_table = table
-    cdef const int32_t* live_distance
+    cdef const int32_t* live_distance = distance
     cdef int32_t* block_of = NULL
     cdef int32_t* representative = NULL
     cdef int32_t* order = NULL
     cdef int32_t* block_id = NULL
-    cdef Py_ssize_t num_blocks = 0, i
-    cdef int32_t live_start
-    cdef int status
-    cdef int32_t[:, ::1] out_view
-    cdef uint8_t[::1] accepting_view
-    cdef int32_t[::1] distance_view
-    try:
-        if distance == NULL or new_id == NULL or kept == NULL:
-            _raise_for(NO_MEMORY)
-        with nogil:
-            status = _reverse_bfs(table, n, k, flags, True, distance)
-        _raise_for(status)
-        if distance[start] < 0:
-            return None
-        with nogil:
-            m = _live_numbering(distance, n, new_id, kept)
-        live_distance = distance
+    cdef Py_ssize_t num_blocks = 0, i, m, size = 0
+    cdef int status = OK
+    if distance == NULL or new_id == NULL or kept == NULL:
+        status = NO_MEMORY
+    if status == OK:
+        status = _reverse_bfs(table, n, k, flags, True, distance)
+    if status == OK and distance[start] >= 0:
+        m = _live_numbering(distance, n, new_id, kept)
         if m < n:
             pruned = <int32_t*>_alloc(m * k, sizeof(int32_t))
             pruned_distance = <int32_t*>_alloc(m, sizeof(int32_t))
             if pruned == NULL or pruned_distance == NULL:
-                _raise_for(NO_MEMORY)
-            with nogil:
+                status = NO_MEMORY
+            else:
                 _fill_pruned(table, k, new_id, kept, m, pruned)
                 for i in range(m):
                     pruned_distance[i] = distance[kept[i]]
-            live_table = pruned
-            live_distance = pruned_distance
-        live_start = new_id[start]
-        block_of = <int32_t*>_alloc(m, sizeof(int32_t))
-        representative = <int32_t*>_alloc(m, sizeof(int32_t))
-        order = <int32_t*>_alloc(m, sizeof(int32_t))
-        block_id = <int32_t*>_alloc(m, sizeof(int32_t))
-        if block_of == NULL or representative == NULL or order == NULL or block_id == NULL:
-            _raise_for(NO_MEMORY)
-        with nogil:
+                live_table = pruned
+                live_distance = pruned_distance
+        if status == OK:
+            block_of = <int32_t*>_alloc(m, sizeof(int32_t))
+            representative = <int32_t*>_alloc(m, sizeof(int32_t))
+            order = <int32_t*>_alloc(m, sizeof(int32_t))
+            block_id = <int32_t*>_alloc(m, sizeof(int32_t))
+            if block_of == NULL or representative == NULL or order == NULL or block_id == NULL:
+                status = NO_MEMORY
+        if status == OK:
             status = _hopcroft(live_table, m, k, live_distance, block_of, representative, &num_blocks)
-            if status == OK:
-                size = _breadth_first(
-                    live_table, k, block_of, representative, num_blocks, live_start, order, block_id
+        if status == OK:
+            size = _breadth_first(
+                live_table, k, block_of, representative, num_blocks, <int32_t>new_id[start], order, block_id
+            )
+            out.table = <int32_t*>_alloc(size * k, sizeof(int32_t))
+            out.accepting = <uint8_t*>_alloc(size, sizeof(uint8_t))
+            out.distance = <int32_t*>_alloc(size, sizeof(int32_t))
+            if out.table == NULL or out.accepting == NULL or out.distance == NULL:
+                status = NO_MEMORY
+            else:
+                _fill_minimal(
+                    live_table, k, live_distance, block_of, representative, order, block_id, size,
+                    out.table, out.accepting, out.distance,
                 )
+                out.size = size
+    free(distance)
+    free(new_id)
+    free(kept)
+    free(pruned)
+    free(pruned_distance)
+    free(block_of)
+    free(representative)
+    free(order)
+    free(block_id)
+    return status
+
+
+cdef int _check_dead_start(const int32_t* table, Py_ssize_t n, Py_ssize_t k, const uint8_t* flags,
+                           Py_ssize_t start) except -1:
+    cdef Py_ssize_t c
+    if start < 0 or start >= n:
+        raise ValueError("the start state is outside [0, states)")
+    if flags[0]:
+        raise ValueError("state 0 must be dead: it accepts")
+    for c in range(k):
+        if table[c] != 0:
+            raise ValueError("state 0 must be dead: it has a transition to another state")
+    return 0
+
+
+def minimal(
+    const int32_t[:, ::1] transitions not None, const uint8_t[::1] accepting not None, Py_ssize_t start
+):
+    """``(table, accepting, distance)`` of the minimal DFA in canonical numbering (columns not
+    merged), or ``None`` when the start cannot reach acceptance."""
+    cdef Py_ssize_t n = transitions.shape[0], k = transitions.shape[1]
+    _check_table(n, k, accepting.shape[0])
+    _check_dead_start(&transitions[0, 0], n, k, &accepting[0], start)
+    cdef Minimal out
+    cdef int status
+    cdef int32_t[:, ::1] out_view
+    cdef uint8_t[::1] accepting_view
+    cdef int32_t[::1] distance_view
+    memset(&out, 0, sizeof(Minimal))
+    try:
+        with nogil:
+            status = _minimal(&transitions[0, 0], n, k, &accepting[0], start, &out)
         _raise_for(status)
-        result = np.empty((size, k), dtype=np.int32)
-        result_accepting = np.empty(size, dtype=np.bool_)
-        result_distance = np.empty(size, dtype=np.int32)
+        if out.size == 0:
+            return None
+        result = np.empty((out.size, k), dtype=np.int32)
+        result_accepting = np.empty(out.size, dtype=np.bool_)
+        result_distance = np.empty(out.size, dtype=np.int32)
         out_view = result
         accepting_view = result_accepting.view(np.uint8)
         distance_view = result_distance
-        with nogil:
-            _fill_minimal(
-                live_table, k, live_distance, block_of, representative, order, block_id, size,
-                &out_view[0, 0], &accepting_view[0], &distance_view[0],
-            )
+        memcpy(&out_view[0, 0], out.table, <size_t>(out.size * k) * sizeof(int32_t))
+        memcpy(&accepting_view[0], out.accepting, <size_t>out.size * sizeof(uint8_t))
+        memcpy(&distance_view[0], out.distance, <size_t>out.size * sizeof(int32_t))
         return result, result_accepting, result_distance
     finally:
-        free(distance)
-        free(new_id)
+        _free_minimal(&out)
+
+
+cdef Py_ssize_t _rank_columns(const int32_t* byte_class, Py_ssize_t k, int32_t* rank) noexcept nogil:
+    """``rank[c]``: column ``c``'s number when the columns are numbered by their smallest byte (-1
+    for a column no byte uses); returns how many columns are used."""
+    cdef Py_ssize_t c, b, used = 0
+    for c in range(k):
+        rank[c] = -1
+    for b in range(256):
+        c = byte_class[b]
+        if rank[c] < 0:
+            rank[c] = <int32_t>used
+            used += 1
+    return used
+
+
+def canonical_minimal(
+    const int32_t[:, ::1] transitions not None,
+    const int32_t[::1] byte_class not None,
+    const uint8_t[::1] accepting not None,
+    Py_ssize_t start,
+):
+    """The canonical minimal DFA as ``(table int32[m, c], byte_class int32[256], accepting bool[m],
+    distance int32[m])``, ready for ``DFA(table, byte_class, accepting, 1, distance)``, or ``None``
+    when the start cannot reach acceptance: the columns numbered by their smallest byte first
+    (those no byte uses dropped), then ``minimal``, then equal columns merged as ``column_classes``
+    numbers them. The table needs a dead state 0; every input is checked (``ValueError``)."""
+    cdef Py_ssize_t n = transitions.shape[0], k = transitions.shape[1], used, b, c, r, j, distinct = 0
+    _check_table(n, k, accepting.shape[0])
+    if byte_class.shape[0] != 256:
+        raise ValueError("byte_class must have 256 entries")
+    for b in range(256):
+        if byte_class[b] < 0 or byte_class[b] >= k:
+            raise ValueError("a byte class is outside [0, classes)")
+    _check_dead_start(&transitions[0, 0], n, k, &accepting[0], start)
+    cdef const int32_t* table = &transitions[0, 0]
+    cdef int32_t* rank = <int32_t*>_alloc(k, sizeof(int32_t))
+    cdef int32_t* renumbered = NULL  # owned; NULL when the columns are numbered so already
+    cdef int32_t classes[256]
+    cdef uint64_t* digest = NULL
+    cdef int32_t* kept = NULL
+    cdef int32_t* column_class = NULL
+    cdef bint in_order = True
+    cdef int status = OK
+    cdef Minimal out
+    cdef int32_t[:, ::1] out_view
+    cdef int32_t[::1] classes_view
+    cdef uint8_t[::1] accepting_view
+    cdef int32_t[::1] distance_view
+    cdef int32_t* target
+    cdef const int32_t* row
+    memset(&out, 0, sizeof(Minimal))
+    try:
+        if rank == NULL:
+            _raise_for(NO_MEMORY)
+        with nogil:
+            used = _rank_columns(&byte_class[0], k, rank)
+            for c in range(k):
+                if rank[c] != c:
+                    in_order = False
+            for b in range(256):
+                classes[b] = rank[byte_class[b]]
+            if not in_order:
+                renumbered = <int32_t*>_alloc(n * used, sizeof(int32_t))
+                if renumbered == NULL:
+                    status = NO_MEMORY
+                else:
+                    for r in range(n):
+                        row = table + r * k
+                        target = renumbered + r * used
+                        for c in range(k):
+                            if rank[c] >= 0:
+                                target[rank[c]] = row[c]
+                    table = renumbered
+                    k = used
+            if status == OK:
+                status = _minimal(table, n, k, &accepting[0], start, &out)
+            if status == OK and out.size:
+                digest = <uint64_t*>_alloc(k, sizeof(uint64_t))
+                kept = <int32_t*>_alloc(k, sizeof(int32_t))
+                column_class = <int32_t*>_alloc(k, sizeof(int32_t))
+                if digest == NULL or kept == NULL or column_class == NULL:
+                    status = NO_MEMORY
+                else:
+                    _column_classes(out.table, out.size, k, digest, kept, column_class)
+                    for c in range(k):
+                        if column_class[c] >= distinct:
+                            distinct = column_class[c] + 1
+        _raise_for(status)
+        if out.size == 0:
+            return None
+        result = np.empty((out.size, distinct), dtype=np.int32)
+        result_classes = np.empty(256, dtype=np.int32)
+        result_accepting = np.empty(out.size, dtype=np.bool_)
+        result_distance = np.empty(out.size, dtype=np.int32)
+        out_view = result
+        classes_view = result_classes
+        accepting_view = result_accepting.view(np.uint8)
+        distance_view = result_distance
+        with nogil:
+            if distinct == k:
+                memcpy(&out_view[0, 0], out.table, <size_t>(out.size * k) * sizeof(int32_t))
+            else:
+                for r in range(out.size):
+                    row = out.table + r * k
+                    target = &out_view[r, 0]
+                    for j in range(distinct):
+                        target[j] = row[kept[j]]
+            for b in range(256):
+                classes_view[b] = column_class[classes[b]]
+            memcpy(&accepting_view[0], out.accepting, <size_t>out.size * sizeof(uint8_t))
+            memcpy(&distance_view[0], out.distance, <size_t>out.size * sizeof(int32_t))
+        return result, result_classes, result_accepting, result_distance
+    finally:
+        _free_minimal(&out)
+        free(rank)
+        free(renumbered)
+        free(digest)
         free(kept)
-        free(pruned)
-        free(pruned_distance)
-        free(block_of)
-        free(representative)
-        free(order)
-        free(block_id)
+        free(column_class)
