@@ -23,7 +23,7 @@ ByteSet in an Alt, no Repeat with max == 0).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,9 +56,7 @@ class Seq:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return self is other or (
-            isinstance(other, Seq) and self._hash == other._hash and self.items == other.items
-        )
+        return self is other or (isinstance(other, Seq) and _equal(self, other))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -73,9 +71,7 @@ class Alt:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return self is other or (
-            isinstance(other, Alt) and self._hash == other._hash and self.items == other.items
-        )
+        return self is other or (isinstance(other, Alt) and _equal(self, other))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -92,12 +88,7 @@ class Repeat:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return self is other or (
-            isinstance(other, Repeat)
-            and self._hash == other._hash
-            and (self.min, self.max) == (other.min, other.max)
-            and self.item == other.item
-        )
+        return self is other or (isinstance(other, Repeat) and _equal(self, other))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -233,13 +224,66 @@ def plus(node: Node) -> Node:
     return repeat(node, 1, None)
 
 
+def _children(node: Node) -> tuple[Node, ...]:
+    if isinstance(node, (Seq, Alt)):
+        return node.items
+    if isinstance(node, Repeat):
+        return (node.item,)
+    return ()
+
+
+def fold(node: Node, combine: Callable[[Node, list[Any]], Any]) -> Any:
+    """``combine(node, values of its children)`` bottom-up over ``node``, iteratively (no recursion
+    limit however deep the tree) and once per distinct subtree object (shared subtrees are folded
+    once: the values are memoised by identity while the walk holds the root)."""
+    done: dict[int, Any] = {}
+    work: list[tuple[Node, bool]] = [(node, False)]
+    while work:
+        current, expanded = work.pop()
+        key = id(current)
+        if key in done:
+            continue
+        children = _children(current)
+        if expanded or not children:
+            done[key] = combine(current, [done[id(child)] for child in children])
+            continue
+        work.append((current, True))
+        work.extend((child, False) for child in reversed(children) if id(child) not in done)
+    return done[id(node)]
+
+
+def _equal(first: Node, second: Node) -> bool:
+    """Structural equality of two nodes, iteratively (the dataclass ``==`` on item tuples would
+    recurse once per level of nesting). Cached hashes cut most comparisons short."""
+    pairs: list[tuple[Node, Node]] = [(first, second)]
+    while pairs:
+        a, b = pairs.pop()
+        if a is b:
+            continue
+        kind = type(a)
+        if kind is not type(b):
+            return False
+        if kind is ByteSet:
+            if a.mask != b.mask:  # type: ignore[union-attr]
+                return False
+            continue
+        if kind is Automaton or hash(a) != hash(b):
+            return False
+        if kind is Repeat:
+            if (a.min, a.max) != (b.min, b.max):  # type: ignore[union-attr]
+                return False
+            pairs.append((a.item, b.item))  # type: ignore[union-attr]
+            continue
+        items_a, items_b = a.items, b.items  # type: ignore[union-attr]
+        if len(items_a) != len(items_b):
+            return False
+        pairs.extend(zip(items_a, items_b, strict=True))
+    return True
+
+
 def size(node: Node) -> int:
     """Number of nodes in the tree (shared subtrees counted each time)."""
-    if isinstance(node, (Seq, Alt)):
-        return 1 + sum(size(item) for item in node.items)
-    if isinstance(node, Repeat):
-        return 1 + size(node.item)
-    return 1
+    return int(fold(node, lambda current, sizes: 1 + sum(sizes)))
 
 
 def size_exceeds(node: Node, limit: int) -> bool:
@@ -258,17 +302,21 @@ def size_exceeds(node: Node, limit: int) -> bool:
     return False
 
 
-def nullable(node: Node) -> bool:
-    """Whether the empty string is in the language."""
+def _nullable_step(node: Node, children: list[bool]) -> bool:
     if isinstance(node, ByteSet):
         return False
     if isinstance(node, Seq):
-        return all(nullable(item) for item in node.items)
+        return all(children)
     if isinstance(node, Alt):
-        return any(nullable(item) for item in node.items)
+        return any(children)
     if isinstance(node, Repeat):
-        return node.min == 0 or nullable(node.item)
+        return node.min == 0 or children[0]
     return bool(node.dfa.accepting[node.dfa.start])
+
+
+def nullable(node: Node) -> bool:
+    """Whether the empty string is in the language."""
+    return bool(fold(node, _nullable_step))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,11 +397,13 @@ def _is_atom(text_: str, node: Node) -> bool:
 
 
 def to_regex(node: Node) -> str:
-    """Print ``node`` as a regex over bytes (non-ASCII bytes as ``\\xNN``)."""
-    return _print(node)
+    """Print ``node`` as a regex over bytes (non-ASCII bytes as ``\\xNN``). Iterative: a tree
+    nested however deep prints without reaching Python's recursion limit."""
+    return str(fold(node, _print_step))
 
 
-def _print(node: Node) -> str:
+def _print_step(node: Node, parts: list[str]) -> str:
+    """The text of ``node`` given the texts of its children."""
     if isinstance(node, ByteSet):
         return _print_byteset(node.mask)
     if isinstance(node, Automaton):
@@ -362,11 +412,12 @@ def _print(node: Node) -> str:
         if not node.items:
             return "(?:)"
         return "".join(
-            _print(item) if not isinstance(item, Alt) else f"(?:{_print(item)})" for item in node.items
+            f"(?:{part})" if isinstance(item, Alt) else part
+            for item, part in zip(node.items, parts, strict=True)
         )
     if isinstance(node, Alt):
-        return "|".join(_print(item) for item in node.items)
-    inner = _print(node.item)
+        return "|".join(parts)
+    inner = parts[0]
     if not _is_atom(inner, node.item):
         inner = f"(?:{inner})"
     lo, hi = node.min, node.max

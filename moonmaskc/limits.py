@@ -12,6 +12,9 @@ DEFAULT_MAX_STATES = 200_000
 DEFAULT_MAX_REPEAT = 100_000
 DEFAULT_MAX_DEPTH = 3
 DEFAULT_MAX_TABLE_CELLS = 1 << 29
+DEFAULT_MAX_WORK = 20_000_000
+DEFAULT_MAX_NESTING = 1_000
+LARGEST_MAX_NESTING = 20_000
 NFA_STATES_PER_DFA_STATE = 8
 
 
@@ -20,13 +23,24 @@ class Limits:
     """``max_states``: DFA states (``--max-states``); ``max_repeat``: the largest counted repetition
     bound (``--max-repeat``); ``max_depth``: how deep recursive rules or schemas unroll
     (``--max-depth``); ``max_table_cells``: states x distinct token behaviours in a token table,
-    the memory bound of linking a vocabulary (``--max-table-cells``). The NFA may hold at most
-    ``max_states * 8`` states."""
+    the memory bound of linking a vocabulary (``--max-table-cells``); ``max_work``: the estimated
+    work of the subset construction, computed on the IR before any automaton is built
+    (``--max-work``, see ``moonmaskc.frontends.work``): nested counted repetitions such as
+    ``(a{1,100}){1,100}`` fail at once on it instead of running for seconds; ``max_nesting``: how
+    deep the front ends may nest (schema values, GBNF rule expansions, regex groups; at most
+    ``LARGEST_MAX_NESTING``, ``--max-nesting``): the walks recurse, and the stack they run on is
+    sized from this bound. The NFA may hold at most ``max_states * 8`` states."""
 
     max_states: int = DEFAULT_MAX_STATES
     max_repeat: int = DEFAULT_MAX_REPEAT
     max_depth: int = DEFAULT_MAX_DEPTH
     max_table_cells: int = DEFAULT_MAX_TABLE_CELLS
+    max_work: int = DEFAULT_MAX_WORK
+    max_nesting: int = DEFAULT_MAX_NESTING
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_nesting <= LARGEST_MAX_NESTING:
+            raise ValueError(f"max_nesting must be in 1..{LARGEST_MAX_NESTING}, not {self.max_nesting}")
 
     @property
     def max_nfa_states(self) -> int:

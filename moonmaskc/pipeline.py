@@ -19,6 +19,8 @@ from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import core_name
 from moonmaskc.errors import LimitError, MoonmaskError
 from moonmaskc.frontends import FrontendResult
+from moonmaskc.frontends.deep import run_deep
+from moonmaskc.frontends.work import check_work
 from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
 from moonmaskc.version import __version__
@@ -51,6 +53,8 @@ class CompileOptions:
             "max_states": self.limits.max_states,
             "max_repeat": self.limits.max_repeat,
             "max_table_cells": self.limits.max_table_cells,
+            "max_work": self.limits.max_work,
+            "max_nesting": self.limits.max_nesting,
         }
         if kind == "gbnf":
             described.update(start=self.start, max_depth=self.max_depth)
@@ -63,8 +67,11 @@ class CompileOptions:
 
 def make_options(**options: Any) -> CompileOptions:
     """``CompileOptions`` from keyword arguments (``max_states``, ``max_repeat``, ``max_depth``,
-    ``start``, ``whitespace``, ``lenient``, ``tokenizer``, ``eos``)."""
+    ``max_table_cells``, ``max_work``, ``max_nesting``, ``start``, ``whitespace``, ``lenient``,
+    ``tokenizer``, ``eos``)."""
     known = {
+        "max_work",
+        "max_nesting",
         "max_states",
         "max_repeat",
         "max_depth",
@@ -80,7 +87,7 @@ def make_options(**options: Any) -> CompileOptions:
         raise TypeError(f"unknown compile options: {', '.join(sorted(unknown))}")
     limit_args = {
         key: options[key]
-        for key in ("max_states", "max_repeat", "max_table_cells")
+        for key in ("max_states", "max_repeat", "max_table_cells", "max_work", "max_nesting")
         if options.get(key) is not None
     }
     max_depth = options.get("max_depth")
@@ -138,18 +145,31 @@ def _compile_source(
     progress: ProgressCallback | None,
 ) -> Artifact:
     started = time.perf_counter()
-    try:
+    timings: dict[str, float] = {}
+
+    def stages() -> tuple[FrontendResult, DFA, str]:
         result = run_frontend(kind, source, options)
-        frontend_seconds = time.perf_counter() - started
+        timings["frontend_s"] = time.perf_counter() - started
+        check_work(result.node, options.limits)
         dfa = _compile_dfa(result, options.limits)
-        dfa_seconds = time.perf_counter() - started - frontend_seconds
-        grammar = ir.to_regex(result.node)
+        timings["dfa_s"] = time.perf_counter() - started - timings["frontend_s"]
+        return result, dfa, ir.to_regex(result.node)
+
+    def source_as_text() -> str:
+        return source if isinstance(source, str) else _json_text(source)
+
+    try:
+        result, dfa, grammar = run_deep(stages, options.limits)
+        source_text = run_deep(source_as_text, options.limits)  # a deep schema is deep JSON
     except RecursionError:
+        # Every walk counts its nesting against --max-nesting, on a stack sized for it: reaching
+        # Python's limit anyway is a walk that does not count, which no flag can help.
         raise MoonmaskError(
-            f"the {kind} nests too deeply for this compiler (Python's recursion limit was reached); "
-            "simplify the nesting or lower --max-depth"
+            f"the {kind} nests too deeply for this compiler (Python's recursion limit was reached "
+            f"within --max-nesting {options.limits.max_nesting}); simplify the nesting, and please "
+            "report the input"
         ) from None
-    source_text = source if isinstance(source, str) else _json_text(source)
+    frontend_seconds, dfa_seconds = timings["frontend_s"], timings["dfa_s"]
     metadata: dict[str, Any] = {
         "kind": kind,
         "source": source_text,
@@ -211,6 +231,14 @@ def link(
 
 
 def _json_text(value: Any) -> str:
+    """``value`` as JSON text that UTF-8 can hold: non-ASCII characters as they are, unless the
+    value holds a lone surrogate (a ``\\ud800`` escape in an annotation, say), which only a
+    ``\\uXXXX`` escape can carry; then every non-ASCII character is escaped."""
     import json
 
-    return json.dumps(value, ensure_ascii=False)
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True)
+    return text

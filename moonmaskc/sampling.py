@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -66,6 +67,54 @@ class SamplingReport:
         }
 
 
+_NAMED_GROUP = re.compile(r"(\\.)|\(\?<([A-Za-z_][A-Za-z0-9_]*)>")
+_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
+
+
+def python_pattern(pattern: str) -> str:
+    """A pattern of our dialect (``docs/regex.md``) in the syntax of Python's ``re``, which
+    jsonschema uses to check ``pattern`` and ``patternProperties``. The one syntax our dialect
+    accepts and ``re`` reads otherwise is the ECMAScript named group ``(?<name>...)``; ``re`` wants
+    ``(?P<name>...)``. Escapes are skipped (``\\(?<a>`` is a literal parenthesis)."""
+
+    def replace(match: re.Match[str]) -> str:
+        return match.group(1) or f"(?P<{match.group(2)}>"
+
+    return _NAMED_GROUP.sub(replace, pattern)
+
+
+def python_patterns(schema: Any) -> Any:
+    """``schema`` with every ``pattern`` and ``patternProperties`` key in Python's syntax (see
+    ``python_pattern``); values under const, enum, default and examples are data, left alone.
+    Iterative: a copy is made on the way down."""
+    root: list[Any] = [schema]
+    work: list[tuple[Any, list[Any] | dict[Any, Any], Any]] = [(schema, root, 0)]
+    while work:
+        value, parent, slot = work.pop()
+        if isinstance(value, dict):
+            copy: dict[Any, Any] = {}
+            for key, item in value.items():
+                if key == "pattern" and isinstance(item, str):
+                    copy[key] = python_pattern(item)
+                elif key == "patternProperties" and isinstance(item, dict):
+                    renamed = {python_pattern(k) if isinstance(k, str) else k: v for k, v in item.items()}
+                    copy[key] = None
+                    work.append((renamed, copy, key))
+                elif key in _NOT_SCHEMAS:
+                    copy[key] = item
+                else:
+                    copy[key] = None
+                    work.append((item, copy, key))
+            parent[slot] = copy
+        elif isinstance(value, list):
+            items: list[Any] = [None] * len(value)
+            parent[slot] = items
+            work.extend((item, items, i) for i, item in enumerate(value))
+        else:
+            parent[slot] = value
+    return root[0]
+
+
 def validity_checker(artifact: Artifact) -> tuple[str, Callable[[str], bool]]:
     """How outputs of ``artifact`` are judged: ``("jsonschema", check)`` or ``("dfa", check)``."""
     metadata = artifact.metadata
@@ -74,7 +123,7 @@ def validity_checker(artifact: Artifact) -> tuple[str, Callable[[str], bool]]:
 
         # Decimals on both sides: jsonschema checks multipleOf in floating point otherwise, and
         # 565.16 / 0.01 is not a whole number in binary floating point.
-        schema = json.loads(metadata["source"], parse_float=Decimal)
+        schema = python_patterns(json.loads(metadata["source"], parse_float=Decimal))
         validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
 

@@ -241,7 +241,7 @@ def read_tokenizer_file(path: Path, eos: str | None) -> Vocabulary:
     try:
         tokenizer = Tokenizer.from_file(str(path))
     except Exception as error:
-        raise VocabularyError(f"cannot read tokenizer {path}: {error}") from None
+        raise VocabularyError(_unreadable_tokenizer_message(path, error)) from None
     size = tokenizer.get_vocab_size(with_added_tokens=True)
     strings: list[str | None] = [None] * size
     for token, token_id in tokenizer.get_vocab(with_added_tokens=True).items():
@@ -264,6 +264,23 @@ def read_tokenizer_file(path: Path, eos: str | None) -> Vocabulary:
         name=path.stem if path.name != "tokenizer.json" else path.parent.name,
         eos_token=strings[eos_id] or "",
     )
+
+
+def _unreadable_tokenizer_message(path: Path, error: Exception) -> str:
+    """Why ``path`` is not a tokenizer, in the user's terms: not JSON, JSON of another kind, or a
+    tokenizer.json that the tokenizers library cannot read (its own message then follows)."""
+    expected = (
+        "a tokenizer is a tokenizer.json file as Hugging Face tokenizers saves it (a JSON object "
+        "with a 'model' section), its folder, a model name in the local cache, or 'bytes'"
+    )
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return f"cannot read tokenizer {path}: the file is not JSON text, so not a tokenizer; {expected}"
+    if not isinstance(value, dict) or "model" not in value:
+        held = "an object without a 'model' section" if isinstance(value, dict) else "no JSON object"
+        return f"cannot read tokenizer {path}: its JSON holds {held}, so it is not a tokenizer; {expected}"
+    return f"cannot read tokenizer {path}: the tokenizers library refused it ({error})"
 
 
 def gpt2_unicode_to_byte() -> dict[str, int]:

@@ -7,6 +7,7 @@ Hands on: an artifact written atomically to ``-o`` and a one-screen summary.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -17,6 +18,8 @@ import click
 
 from moonmaskc.cli import console
 from moonmaskc.errors import MoonmaskError, SourceError
+from moonmaskc.frontends.deep import run_deep
+from moonmaskc.limits import LARGEST_MAX_NESTING, Limits
 from moonmaskc.pipeline import Kind, compile_source, link, make_options
 
 EXTENSION_KINDS = {
@@ -40,7 +43,36 @@ def _kind_of(path: Path, kind: str | None) -> str:
     return found
 
 
-def _read_source(path: Path, kind: str) -> Any:
+def _same_file(first: Path, second: Path) -> bool:
+    """Whether two paths name one file, through any spelling, symlink or hard link."""
+    try:
+        return first.exists() and second.exists() and os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def _refuse_overwriting_source(source: Path, output: Path) -> None:
+    """Refuse an output that is the source itself (checked before any work, so nothing is lost)."""
+    if _same_file(source, output) or source.resolve() == output.resolve():
+        raise MoonmaskError(
+            f"the output {output} is the source file {source} itself: writing the artifact would "
+            "overwrite it; choose another -o/--output"
+        )
+
+
+def _read_source(path: Path, kind: str, limits: Limits) -> Any:
+    """The source in ``path``: text, or for a schema the parsed JSON (read on a stack sized for
+    ``--max-nesting``: ``json.loads`` recurses once per level of nesting)."""
+    try:
+        return run_deep(lambda: _read_source_text(path, kind), limits)
+    except RecursionError:
+        raise MoonmaskError(
+            f"{path} nests deeper than Python's JSON reader allows within --max-nesting "
+            f"{limits.max_nesting}; raise --max-nesting or simplify the schema"
+        ) from None
+
+
+def _read_source_text(path: Path, kind: str) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
@@ -49,10 +81,28 @@ def _read_source(path: Path, kind: str) -> Any:
         return text[:-1] if text.endswith("\n") else text
     if kind == "schema":
         try:
-            return json.loads(text)
+            value = json.loads(text)
         except json.JSONDecodeError as error:
             raise SourceError(f"{path} is not valid JSON: {error.msg}", text, error.pos) from None
+        if not isinstance(value, (dict, bool)):
+            raise SourceError(
+                f"{path} holds a JSON {_json_kind(value)}, not a JSON Schema: a schema is an object "
+                '(such as {"type": "string"}) or a boolean',
+                text,
+                len(text) - len(text.lstrip()),
+            )
+        return value
     return text
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "number"
 
 
 @click.command("compile")
@@ -71,6 +121,17 @@ def _read_source(path: Path, kind: str) -> Any:
     "--max-table-cells",
     type=click.IntRange(min=1),
     help="Bound on token-table cells: states x distinct token behaviours (default 2^29).",
+)
+@click.option(
+    "--max-work",
+    type=click.IntRange(min=1),
+    help="Bound on the estimated subset-construction work, checked before any automaton is built "
+    "(default 20000000).",
+)
+@click.option(
+    "--max-nesting",
+    type=click.IntRange(min=1, max=LARGEST_MAX_NESTING),
+    help="Bound on how deep schemas, GBNF expansions and regex groups nest (default 1000).",
 )
 @click.option("--start", default="root", show_default=True, help="GBNF start rule.")
 @click.option(
@@ -98,6 +159,8 @@ def compile_command(
     max_repeat: int | None,
     max_depth: int | None,
     max_table_cells: int | None,
+    max_work: int | None,
+    max_nesting: int | None,
     start: str,
     whitespace: str,
     lenient: bool,
@@ -116,16 +179,22 @@ def compile_command(
         max_repeat=max_repeat,
         max_depth=max_depth,
         max_table_cells=max_table_cells,
+        max_work=max_work,
+        max_nesting=max_nesting,
         start=start,
         whitespace=whitespace,
         lenient=lenient,
         tokenizer=None if tokenizer.lower() == "none" else tokenizer,
         eos=eos,
     )
+    if pattern is not None:
+        console.check_text(pattern, "--regex")
     if output is None:
         if source is None:
             raise MoonmaskError("--regex needs -o/--output")
         output = Path(source.stem + ".npz") if source.suffix != ".npz" else source.with_suffix(".linked.npz")
+    if source is not None and source.suffix != ".npz":  # relinking an artifact in place is safe
+        _refuse_overwriting_source(source, output)
     started = time.perf_counter()
     with _progress() as report:
         if pattern is not None:
@@ -142,7 +211,7 @@ def compile_command(
                     Artifact.load(source), tokenizer, eos=eos, progress=report, limits=options.limits
                 )
             else:
-                value = _read_source(source, source_kind)
+                value = _read_source(source, source_kind, options.limits)
                 artifact = compile_source(
                     cast(Kind, source_kind), value, options, source_name=str(source), progress=report
                 )

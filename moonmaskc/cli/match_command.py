@@ -14,6 +14,7 @@ import click
 from moonmaskc.artifact import Artifact, MatchResult
 from moonmaskc.cli import console
 from moonmaskc.errors import MoonmaskError
+from moonmaskc.format import DEFAULT_MAX_BYTES
 
 
 def _describe(result: MatchResult) -> str:
@@ -34,10 +35,25 @@ def _describe(result: MatchResult) -> str:
     help="Match each line of this file.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON results.")
+@click.option(
+    "--max-artifact-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    help="Refuse an artifact with an array larger than this (uncompressed).",
+)
 @console.command
-def match_command(artifact_path: Path, texts: tuple[str, ...], text_file: Path | None, as_json: bool) -> None:
+def match_command(
+    artifact_path: Path,
+    texts: tuple[str, ...],
+    text_file: Path | None,
+    as_json: bool,
+    max_artifact_bytes: int,
+) -> None:
     """Match TEXTS against ARTIFACT (texts starting with '-' go after '--')."""
-    artifact = Artifact.load(artifact_path)
+    for number, text in enumerate(texts, 1):
+        console.check_text(text, f"text {number} ({console.printable(text)[:40]!r})")
+    artifact = Artifact.load(artifact_path, max_artifact_bytes)
     inputs = list(texts)
     if text_file is not None:
         try:

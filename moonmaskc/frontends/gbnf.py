@@ -14,6 +14,7 @@ from __future__ import annotations
 from moonmaskc import ir
 from moonmaskc.errors import SourceError
 from moonmaskc.frontends import FrontendResult
+from moonmaskc.frontends.deep import run_deep
 from moonmaskc.frontends.gbnf_ast import Grammar
 from moonmaskc.frontends.gbnf_expand import expand
 from moonmaskc.frontends.gbnf_parser import parse_grammar
@@ -36,7 +37,7 @@ def parse(
     if start not in grammar.rules:
         defined = ", ".join(f"`{name}`" for name in list(grammar.rules)[:10])
         raise SourceError(f"no start rule `{start}` in the grammar (rules defined: {defined})", text, 0)
-    expansion = expand(grammar, start, limits, max_depth)
+    expansion = run_deep(lambda: expand(grammar, start, limits, max_depth), limits)
     notes = {
         "start": start,
         "rules": len(grammar.rules),

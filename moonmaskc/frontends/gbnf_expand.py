@@ -35,6 +35,7 @@ from moonmaskc.frontends.gbnf_ast import (
     Sequence,
     references,
 )
+from moonmaskc.frontends.work import check_work
 from moonmaskc.limits import Limits
 
 EMBED_ABOVE_SIZE = 1500
@@ -131,9 +132,12 @@ class _Expander:
         self.depth_exhausted = False
         self.size_cache: dict[int, tuple[ir.Node, int]] = {}
         self.embedded = 0
+        self.nesting = 0
+        self.components: dict[str, int] = {}
 
     def analyse(self, start: str) -> tuple[list[str], list[str]]:
         component = strongly_connected(self.graph, [start])
+        self.components = component
         members: dict[int, list[str]] = {}
         for name in self.grammar.rules:
             if name in component:
@@ -196,6 +200,7 @@ class _Expander:
             if group:
                 self.open_copies[name] -= 1
         if _tree_size(node, self.size_cache, EMBED_ABOVE_SIZE) > EMBED_ABOVE_SIZE:
+            check_work(node, self.limits)
             node = ir.Automaton(compile_ir(node, self.limits), label=f"rule {name}")
             self.embedded += 1
         self.memo[key] = node
@@ -209,7 +214,34 @@ class _Expander:
                 return ir.NOTHING
         return self.rule(ref.name)
 
+    def expand_leaves_first(self) -> None:
+        """Expand the reachable rules that are on no cycle in an order that puts every rule after
+        the rules it refers to (Tarjan numbers components leaves first), so that expanding a
+        rule finds its references memoised: a chain of rules costs no recursion."""
+        for name in sorted(self.components, key=self.components.__getitem__):
+            if name not in self.cycle_members:
+                self.rule(name)
+
     def expr(self, node: Expr) -> ir.Node:
+        """``node`` as IR; nested expressions and rule expansions count against ``max_nesting``."""
+        self.nesting += 1
+        try:
+            if self.nesting > self.limits.max_nesting:
+                source = self.grammar.source
+                position = getattr(node, "position", None)
+                where = f" at line {source.count(chr(10), 0, position) + 1}" if position is not None else ""
+                raise LimitError(
+                    "max_nesting",
+                    self.limits.max_nesting,
+                    f"the grammar nests groups and rule expansions more than {self.limits.max_nesting} "
+                    f"levels deep{where}",
+                    "--max-nesting",
+                )
+            return self.expr_node(node)
+        finally:
+            self.nesting -= 1
+
+    def expr_node(self, node: Expr) -> ir.Node:
         if isinstance(node, Literal):
             return ir.text("".join(map(chr, node.codepoints)))
         if isinstance(node, CharClass):
@@ -251,6 +283,7 @@ def expand(grammar: Grammar, start: str, limits: Limits, max_depth: int | None) 
     reachable, recursive = expander.analyse(start)
     if recursive and max_depth is None:
         expander.refuse_recursion(recursive)
+    expander.expand_leaves_first()
     node = expander.rule(start)
     unreachable = [name for name in grammar.rules if name not in set(reachable)]
     return Expansion(node, reachable, recursive, expander.depth_exhausted, expander.embedded, unreachable)

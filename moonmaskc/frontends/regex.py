@@ -296,7 +296,7 @@ def parse_search(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "e
 
 
 def _parse(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
-    _check_nesting(pattern)
+    _check_nesting(pattern, limits.max_nesting)
     parser = _parser()
     context = _Context(pattern, limits, flavor, [])
     reset = _CONTEXT.set(context)
@@ -584,6 +584,19 @@ def _range_endpoint(text: str, position: int, whole: str) -> int:
 
 
 def _checked_code_point(code_point: int, text: str, position: int) -> int:
+    if utf8.SURROGATES[0] <= code_point <= utf8.SURROGATES[1] and text == chr(code_point):
+        # Not an escape but a character of the pattern itself: bytes that did not decode as UTF-8
+        # (Python keeps byte 0xNN as U+DCNN), or a lone surrogate handed over through the API.
+        if 0xDC80 <= code_point <= 0xDCFF:
+            raise _source_error(
+                f"byte 0x{code_point - 0xDC00:02X} in the pattern is not UTF-8 text (it did not "
+                "decode); write the character itself in UTF-8, or \\xNN for U+00NN",
+                position,
+            )
+        raise _source_error(
+            f"the pattern holds a lone surrogate U+{code_point:04X}, which is not text UTF-8 can encode",
+            position,
+        )
     if utf8.SURROGATES[0] <= code_point <= utf8.SURROGATES[1]:
         raise _unsupported(
             f"surrogate code point U+{code_point:04X} ({text!r})",
@@ -668,12 +681,10 @@ def _reject_letter_escape(letter: str, text: str, position: int) -> None:
         raise _source_error(f"bad escape {text}", position)
 
 
-MAX_GROUP_NESTING = 1000
-
-
-def _check_nesting(pattern: str) -> None:
-    """Refuse groups nested deeper than ``MAX_GROUP_NESTING`` before any recursive pass sees them."""
-    if pattern.count("(") <= MAX_GROUP_NESTING:
+def _check_nesting(pattern: str, max_nesting: int) -> None:
+    """Refuse groups nested deeper than ``max_nesting`` (``--max-nesting``) before any recursive
+    pass (the NFA builder) sees them."""
+    if pattern.count("(") <= max_nesting:
         return
     depth = 0
     index = 0
@@ -691,11 +702,12 @@ def _check_nesting(pattern: str) -> None:
                 index += 1
         elif char == "(":
             depth += 1
-            if depth > MAX_GROUP_NESTING:
-                raise SourceError(
-                    f"groups nest too deeply to compile (more than {MAX_GROUP_NESTING} levels)",
-                    pattern,
-                    index,
+            if depth > max_nesting:
+                raise LimitError(
+                    "max_nesting",
+                    max_nesting,
+                    f"groups nest more than {max_nesting} levels deep at position {index} of the pattern",
+                    flag="--max-nesting",
                 )
         elif char == ")":
             depth = max(0, depth - 1)

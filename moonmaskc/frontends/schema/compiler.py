@@ -29,6 +29,7 @@ from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.product import difference, intersect, is_empty, product
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
+from moonmaskc.frontends.deep import run_deep
 from moonmaskc.frontends.schema import canonical
 from moonmaskc.frontends.schema.contains import counted_elements
 from moonmaskc.frontends.schema.dependencies import KEYWORDS as DEPENDENCY_KEYWORDS
@@ -46,6 +47,7 @@ from moonmaskc.frontends.schema.property_keys import key_regions, matching_patte
 from moonmaskc.frontends.schema.refs import RefResolver, pointer_child
 from moonmaskc.frontends.schema.sequences import Member, ordered_members, positional_elements
 from moonmaskc.frontends.schema.source import parse_schema_text
+from moonmaskc.frontends.work import check_work
 from moonmaskc.limits import Limits
 
 ALL_TYPES = ("null", "boolean", "object", "array", "string", "number")
@@ -88,6 +90,7 @@ class _Walk:
     string_costs: dict[str, int] = field(default_factory=dict)  # length keyword -> states it needs
     ref_stack: list[str] = field(default_factory=list)
     nesting: int = 0
+    walk_depth: int = 0  # nested ``node`` calls, against limits.max_nesting
     budget_end: int | None = None
     flags: _Flags = field(default_factory=_Flags)
 
@@ -127,6 +130,7 @@ class _Walk:
             return node.dfa
         found = self._dfas.get(node)
         if found is None:
+            check_work(node, self.limits)
             found = self._dfas[node] = compile_ir(node, self.limits)
         return found
 
@@ -216,6 +220,22 @@ class _Walk:
     # ------------------------------------------------------------------ entry
 
     def node(self, schema: Any, where: str) -> ir.Node:
+        """The language of ``schema`` at ``where``; nested calls count against ``max_nesting``."""
+        self.walk_depth += 1
+        try:
+            if self.walk_depth > self.limits.max_nesting:
+                raise LimitError(
+                    "max_nesting",
+                    self.limits.max_nesting,
+                    f"the schema nests subschemas (and $ref targets) more than {self.limits.max_nesting} "
+                    f"levels deep, at {where}",
+                    "--max-nesting",
+                )
+            return self.node_at(schema, where)
+        finally:
+            self.walk_depth -= 1
+
+    def node_at(self, schema: Any, where: str) -> ir.Node:
         if schema is True:
             return self.universe()
         if schema is False:
@@ -272,14 +292,41 @@ class _Walk:
             out[key] = value
         return out
 
+    def plain_ref(self, schema: Any, where: str) -> Any:
+        """The ``$ref`` of a schema that is nothing but a reference (as ``node`` reads it: no
+        enum or const, and no other keyword that counts), else None."""
+        if not isinstance(schema, dict) or "$ref" not in schema or "enum" in schema or "const" in schema:
+            return None
+        clean = self.clean(schema, where)
+        if "$ref" in clean and (self.old_draft or len(clean) == 1):
+            return clean["$ref"]
+        return None
+
     def reference(self, ref: Any, where: str) -> ir.Node:
-        if not isinstance(ref, str):
-            raise UnsupportedError(f"$ref {ref!r}", "must be a string", where=where)
-        target_pointer, target = self.resolver.resolve(ref, where)
-        if self.ref_stack.count(target_pointer) >= self.limits.max_depth:
-            self.refs_cut[target_pointer] = None
-            self.flags.ref_cut = True
-            return ir.NOTHING
+        """The target of ``ref``. A chain of schemas that are nothing but references is followed
+        in a loop (each link on the ref stack, as if walked one by one), not by recursion."""
+        chain: list[str] = []
+        try:
+            while True:
+                if not isinstance(ref, str):
+                    raise UnsupportedError(f"$ref {ref!r}", "must be a string", where=where)
+                target_pointer, target = self.resolver.resolve(ref, where)
+                if self.ref_stack.count(target_pointer) >= self.limits.max_depth:
+                    self.refs_cut[target_pointer] = None
+                    self.flags.ref_cut = True
+                    return ir.NOTHING
+                next_ref = self.plain_ref(target, target_pointer)
+                if next_ref is None:
+                    return self.reference_target(target_pointer, target)
+                self.ref_stack.append(target_pointer)
+                chain.append(target_pointer)
+                ref, where = next_ref, target_pointer
+        finally:
+            if chain:
+                del self.ref_stack[len(self.ref_stack) - len(chain) :]
+
+    def reference_target(self, target_pointer: str, target: Any) -> ir.Node:
+        """The walk of a $ref target that is more than a reference, cached by context."""
         # The walk below depends on the context only through how often each pointer is on the ref
         # stack (the recursion cut) and the depth budget left (complements): equal contexts give
         # the same node, and the same flags, warnings and cuts, which a cache hit replays.
@@ -1153,11 +1200,17 @@ def compile_schema_ir(
     layout = Layout.of(whitespace)
     walk = _Walk(schema, layout, lenient, limits)
     try:
-        node = walk.node(schema, "#")
-    except RecursionError as error:
-        raise LimitError(
-            "max_depth", limits.max_depth, "the schema nests too deeply to walk", "--max-depth"
-        ) from error
+        node = run_deep(lambda: walk.node(schema, "#"), limits)
+    except RecursionError:
+        # The walk counts its nesting against --max-nesting on a stack sized for it (deep.py):
+        # no flag helps a walk that reaches Python's limit anyway.
+        raise SourceError(
+            "the schema nests too deeply for this compiler (Python's recursion limit was reached "
+            f"within --max-nesting {limits.max_nesting}); simplify the nesting, and please report "
+            "the schema"
+        ) from None
+    except UnicodeEncodeError:
+        raise _lone_surrogate_error(schema) from None
     except LimitError as error:  # an automaton built during the walk (a product, say) grew too big
         raise with_costly_strings(error, _most_costly(walk.string_costs)) from None
     warnings = list(walk.warnings)
@@ -1177,6 +1230,43 @@ def compile_schema_ir(
     if costly:
         notes["string_length_states"] = costly
     return FrontendResult(node=node, notes=notes, warnings=warnings)
+
+
+def lone_surrogate_pointer(value: Any) -> str | None:
+    """The JSON pointer of the first key or string in ``value`` that holds a lone surrogate (a
+    ``\\ud800`` escape with no partner), or None. Iterative."""
+    stack: list[tuple[Any, str]] = [(value, "#")]
+    while stack:
+        current, where = stack.pop()
+        if isinstance(current, str):
+            if _has_lone_surrogate(current):
+                return where
+        elif isinstance(current, dict):
+            for key, item in reversed(current.items()):
+                child = pointer_child(where, str(key))
+                if isinstance(key, str) and _has_lone_surrogate(key):
+                    return child
+                stack.append((item, child))
+        elif isinstance(current, list):
+            stack.extend((item, f"{where}/{i}") for i, item in reversed(list(enumerate(current))))
+    return None
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _lone_surrogate_error(schema: Any) -> SourceError:
+    where = (lone_surrogate_pointer(schema) or "#").encode("utf-8", "backslashreplace").decode("utf-8")
+    return SourceError(
+        f"the schema holds a lone surrogate (a \\uD800-\\uDFFF escape with no partner) at {where}: "
+        "a constant, an enum value or a property name must be text that UTF-8 can encode; "
+        "write the character itself or a valid surrogate pair"
+    )
 
 
 def _most_costly(string_costs: dict[str, int]) -> dict[str, int]:
