@@ -12,7 +12,15 @@ prompt, which shows the schema. Per run: schema-valid (the text before eos parse
 with eos, expected value matched (the whole parsed value, booleans never equal to numbers),
 tokens generated (eos included), time per token and the processor's share of that time.
 
+``--tight-budget SLACK``: each task's budget is the shortest valid output of its masked-compact
+artifact (``Guide.fewest_tokens`` of the start state, eos included) plus ``SLACK`` tokens. Every
+mode gets that ``max_new_tokens`` (a masked mode its own artifact's shortest output plus
+``SLACK``), and the masked modes pass it to ``MoonmaskLogitsProcessor(max_new_tokens=...)``, so
+every masked output must end valid with eos within it. ``--budgeted`` passes ``--max-new-tokens``
+to the processor the same way.
+
     python benchmarks/tasks.py --threads 1 --json /tmp/tasks.json
+    python benchmarks/tasks.py --threads 1 --tight-budget 2
 
 Needs the ``transformers`` and ``gguf`` extras (torch, transformers, gguf, accelerate).
 """
@@ -178,6 +186,8 @@ class RunRecord:
     seconds: float
     mask_seconds: float
     error: str | None
+    max_new_tokens: int = 0
+    budgeted: bool = False
 
 
 def judge(text: str, schema: dict[str, Any], expected: Any) -> tuple[bool, bool, str | None]:
@@ -206,9 +216,17 @@ def chat_prompt(tokenizer: Any, task: Task) -> list[int]:
 
 
 def run_one(
-    model: Any, prompt: list[int], guide: Any, eos: int, strategy: str, max_new_tokens: int, seed: int
+    model: Any,
+    prompt: list[int],
+    guide: Any,
+    eos: int,
+    strategy: str,
+    max_new_tokens: int,
+    seed: int,
+    budgeted: bool = False,
 ) -> tuple[list[int], float, float]:
-    """Generated token ids (up to and including eos), seconds, seconds spent masking."""
+    """Generated token ids (up to and including eos), seconds, seconds spent masking. ``budgeted``:
+    the processor keeps every output within ``max_new_tokens`` (it ends valid with eos)."""
     import torch
     from transformers import LogitsProcessorList
 
@@ -217,7 +235,9 @@ def run_one(
     processors = LogitsProcessorList()
     processor = None
     if guide is not None:
-        processor = MoonmaskLogitsProcessor(guide, pad_token_id=eos)
+        processor = MoonmaskLogitsProcessor(
+            guide, pad_token_id=eos, max_new_tokens=max_new_tokens if budgeted else None
+        )
         processors.append(processor)
     options: dict[str, Any] = {"do_sample": False}
     if strategy == "sample":
@@ -249,7 +269,11 @@ def evaluate(
     tasks: list[Task],
     max_new_tokens: int,
     console: Console,
+    tight_budget: int | None = None,
+    budgeted: bool = False,
 ) -> tuple[list[RunRecord], dict[str, Any]]:
+    """Every run; ``tight_budget`` (slack tokens) replaces ``max_new_tokens`` per task and mode by
+    the shortest valid output plus the slack, and budgets the processor (as ``budgeted`` does)."""
     from moonmaskc import compile_schema
     from moonmaskc.integrations.hf_models import load_causal_lm, model_vocabulary
     from moonmaskc.runtime import Guide
@@ -275,10 +299,26 @@ def evaluate(
                 guides[mode] = Guide.from_artifact(artifact)
             else:
                 guides[mode] = None
+        budgets = {mode: max_new_tokens for mode in modes}
+        if tight_budget is not None:
+            reference = guides.get("masked-compact") or Guide.from_artifact(
+                compile_schema(task.schema, tokenizer=vocabulary, whitespace="compact")
+            )
+            for mode in modes:
+                shortest = (guides[mode] or reference).fewest_tokens((guides[mode] or reference).start())
+                budgets[mode] = shortest + tight_budget
         for strategy in strategies:
             for mode in modes:
+                budget_on = guides[mode] is not None and (budgeted or tight_budget is not None)
                 tokens, seconds, mask_seconds = run_one(
-                    model, prompt, guides[mode], vocabulary.eos_id, strategy, max_new_tokens, seed=task_index
+                    model,
+                    prompt,
+                    guides[mode],
+                    vocabulary.eos_id,
+                    strategy,
+                    budgets[mode],
+                    seed=task_index,
+                    budgeted=budget_on,
                 )
                 ended = bool(tokens) and tokens[-1] == vocabulary.eos_id
                 body = tokens[:-1] if ended else tokens
@@ -296,17 +336,21 @@ def evaluate(
                     seconds,
                     mask_seconds,
                     error,
+                    budgets[mode],
+                    budget_on,
                 )
                 records.append(record)
                 console.print(
                     f"  {task.name:18} {strategy:6} {mode:15} valid={valid!s:5} eos={ended!s:5} "
-                    f"matched={matched!s:5} tokens={len(tokens):3} {escape(text[:70])!r}"
+                    f"matched={matched!s:5} tokens={len(tokens):3}/{budgets[mode]:<3} {escape(text[:70])!r}"
                 )
     summary = {
         "model": model_spec,
         "load_seconds": load_seconds,
         "compile_seconds_mean": sum(compile_seconds) / max(1, len(compile_seconds)),
         "max_new_tokens": max_new_tokens,
+        "tight_budget_slack": tight_budget,
+        "budgeted": budgeted or tight_budget is not None,
     }
     return records, summary
 
@@ -320,6 +364,7 @@ def summary_table(records: list[RunRecord], strategies: list[str], modes: list[s
         "valid + eos",
         "matched",
         "tokens (mean)",
+        "budget (mean)",
         "ms / token",
         "mask share",
     ):
@@ -338,6 +383,8 @@ def summary_table(records: list[RunRecord], strategies: list[str], modes: list[s
                 f"{sum(r.schema_valid and r.ended_with_eos for r in rows)}/{len(rows)}",
                 f"{sum(r.matched for r in rows)}/{len(rows)}",
                 f"{tokens / len(rows):.1f}",
+                f"{sum(r.max_new_tokens for r in rows) / len(rows):.1f}"
+                + (" (enforced)" if any(r.budgeted for r in rows) else ""),
                 f"{1000 * seconds / max(1, tokens):.1f}",
                 f"{100 * sum(r.mask_seconds for r in rows) / seconds:.1f}%",
             )
@@ -371,6 +418,18 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
     parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument(
+        "--tight-budget",
+        type=int,
+        default=None,
+        metavar="SLACK",
+        help="budget each task at its shortest valid output plus SLACK tokens, enforced by the processor",
+    )
+    parser.add_argument(
+        "--budgeted",
+        action="store_true",
+        help="enforce --max-new-tokens in the processor (every masked output ends within it)",
+    )
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--json", type=Path, help="write every run's record here")
     args = parser.parse_args()
@@ -385,7 +444,18 @@ def main() -> None:
 
         torch.set_num_threads(args.threads)
     console = Console() if sys.stdout.isatty() else Console(width=160)
-    records, summary = evaluate(args.model, strategies, modes, chosen, args.max_new_tokens, console)
+    if args.tight_budget is not None and args.tight_budget < 0:
+        parser.error("--tight-budget must be 0 or more")
+    records, summary = evaluate(
+        args.model,
+        strategies,
+        modes,
+        chosen,
+        args.max_new_tokens,
+        console,
+        tight_budget=args.tight_budget,
+        budgeted=args.budgeted,
+    )
     console.print(detail_table(records))
     console.print(summary_table(records, strategies, modes, len(chosen)))
     console.print(

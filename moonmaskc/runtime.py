@@ -18,16 +18,20 @@ from __future__ import annotations
 import json
 import os
 import random
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from moonmaskc.errors import ArtifactError, RuntimeInputError, VocabularyError
+from moonmaskc.format import DEFAULT_MAX_BYTES, ArrayChecker, ArtifactFile
+from moonmaskc.runtime_budget import BudgetRule
 from moonmaskc.runtime_sampling import MonkeyResult, choose_uniform
-from moonmaskc.token_table import TokenTable
+from moonmaskc.runtime_table import ServingTable
 
 if TYPE_CHECKING:
     from moonmaskc.artifact import Artifact
+    from moonmaskc.token_table import TokenTable
     from moonmaskc.vocabulary import Vocabulary
 
 __all__ = ["Guide", "MonkeyResult", "load"]
@@ -43,7 +47,7 @@ class Guide:
 
     def __init__(
         self,
-        table: TokenTable,
+        table: TokenTable | ServingTable,
         accepting: np.ndarray,
         distance: np.ndarray,
         start: int,
@@ -64,34 +68,83 @@ class Guide:
         self._vocab_size = table.vocab_size
         self._words = table.mask_rows.shape[1]
         self._num_states = table.num_states
-        for array in (table.mask_rows, table.token_class, table.class_next):
-            array.flags.writeable = False
-        self._token_class = table.token_class
-        self._class_next = table.class_next
-        # Per dtype, a view of every mask row, so that a fill is one row assignment without a cast.
-        self._row_views: dict[np.dtype[Any], list[np.ndarray]] = {
-            np.dtype(dtype): list(table.mask_rows.view(dtype)) for dtype in (np.uint32, np.int32)
+        # Per dtype, a view of each mask row (made on first use), so a fill is one row assignment.
+        self._row_views: dict[np.dtype[Any], _RowViews] = {
+            np.dtype(dtype): _RowViews(table.mask_rows, dtype) for dtype in (np.uint32, np.int32)
         }
         self._state_rows: list[int] = table.state_row.tolist()
-        lengths = np.asarray(table.vocab_arrays["vocab_token_lengths"], dtype=np.int64)
-        self._token_ends = np.cumsum(lengths)
-        self._token_data = np.asarray(table.vocab_arrays["vocab_token_bytes"], dtype=np.uint8).tobytes()
+
+    @cached_property
+    def _token_class(self) -> np.ndarray:
+        return _read_only(self.table.token_class)
+
+    @cached_property
+    def _class_next(self) -> np.ndarray:
+        return _read_only(self.table.class_next)
+
+    @cached_property
+    def _token_ends(self) -> np.ndarray:
+        return np.cumsum(np.asarray(self.table.vocab_arrays["vocab_token_lengths"], dtype=np.int64))
+
+    @cached_property
+    def _token_data(self) -> bytes:
+        return np.asarray(self.table.vocab_arrays["vocab_token_bytes"], dtype=np.uint8).tobytes()
 
     # construction -------------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], tokenizer: Any = None) -> Guide:
-        """Read an artifact file; ``tokenizer`` (a ``Vocabulary`` or a spec for ``load_vocabulary``),
-        when given, must have the artifact's vocabulary fingerprint (``VocabularyError`` otherwise)."""
-        from moonmaskc.artifact import read_arrays
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        tokenizer: Any = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        verify: bool = False,
+    ) -> Guide:
+        """Open an artifact file for serving: the arrays a first mask needs are memory-mapped and
+        checked, the rest is read on first use (see ``moonmaskc.runtime_table``). ``tokenizer``
+        (a ``Vocabulary`` or a spec for ``load_vocabulary``), when given, must have the artifact's
+        vocabulary fingerprint (``VocabularyError`` otherwise). ``max_bytes`` bounds the declared
+        size of every array (``ArtifactError`` past it).
 
-        return cls.from_arrays(read_arrays(path), tokenizer=tokenizer, source=str(path))
+        The checks of a plain load make sure that nothing the file holds can crash, hang or mislead
+        the process into reading out of bounds; ``verify=True`` also checks every array against its
+        checksum and every mask row against the next-state table, so that a file that loads serves
+        exactly what was compiled (``moonmaskc inspect --verify``)."""
+        arrays = ArtifactFile(path, max_bytes)
+        if verify:
+            arrays.verify_checksums()
+        if arrays.version == 1:
+            from moonmaskc.artifact import read_arrays
+
+            return cls.from_arrays(read_arrays(path, max_bytes), tokenizer=tokenizer, source=str(path))
+        if not any(name.startswith("tokens_") for name in arrays):
+            raise ArtifactError(f"{path} holds no token table: compile it with a tokenizer (--tokenizer)")
+        missing = [name for name in ("dfa_accepting", "dfa_distance", "dfa_start") if name not in arrays]
+        if missing:
+            raise ArtifactError(f"{path} lacks the arrays {', '.join(missing)}")
+        table = ServingTable(arrays)
+        check = ArrayChecker(str(path))
+        n = table.num_states
+        accepting = check.array("dfa_accepting", arrays["dfa_accepting"], "b", (n,))
+        distance = check.array("dfa_distance", arrays["dfa_distance"], "i", (n,), -1, None)
+        start = check.scalar("dfa_start", arrays["dfa_start"], 0, n)
+        if n and (bool(accepting[0]) or int(distance[0]) != -1 or bool(np.any(distance[1:] < 0))):
+            raise check.fail("dfa_distance", "does not mark state 0, and only it, as dead")
+        if not np.array_equal(distance == 0, accepting):
+            raise check.fail("dfa_accepting", "disagrees with dfa_distance (0 exactly where accepting)")
+        guide = cls(table, accepting, distance, start, arrays.metadata)
+        if verify:
+            table.verify()
+        guide.check_tokenizer(tokenizer)
+        return guide
 
     @classmethod
     def from_arrays(
         cls, arrays: dict[str, np.ndarray], tokenizer: Any = None, source: str = "<memory>"
     ) -> Guide:
         """A guide from an artifact's arrays (``dfa_*``, ``tokens_*``, ``vocab_*``, ``metadata``)."""
+        from moonmaskc.token_table import TokenTable
+
         if not any(name.startswith("tokens_") for name in arrays):
             raise ArtifactError(f"{source} holds no token table: compile it with a tokenizer (--tokenizer)")
         try:
@@ -169,17 +222,66 @@ class Guide:
             raise RuntimeInputError(f"state {state} is not a state of this guide (0..{self._num_states - 1})")
         return int(state)
 
-    def allowed(self, state: int) -> np.ndarray:
-        """Sorted int32 ids of the tokens allowed in ``state`` (read-only)."""
-        return self.table.allowed(self._state(state))
+    # The budget rule, made on the first budgeted call (see ``budget_rule``).
+    _budget: BudgetRule | None = None
 
-    def mask(self, state: int) -> np.ndarray:
-        """The packed uint32 mask row of ``state`` (read-only): token i is bit i % 32 of word i // 32."""
-        return self.table.mask_rows[self.table.state_row[self._state(state)]]
+    def budget_rule(self) -> BudgetRule:
+        """The token-budget rule of this guide (``moonmaskc.runtime_budget``), made on first use:
+        the fewest tokens to eos per state come from the artifact (``eos_steps``) when it holds
+        them, else are computed over the token table."""
+        rule = self._budget
+        if rule is None:
+            try:
+                rule = BudgetRule(
+                    self._class_next,
+                    self._token_class,
+                    self._accepting,
+                    self._eos,
+                    steps=getattr(self.table, "eos_steps", None),
+                )
+            except ValueError as error:
+                raise ArtifactError(f"the token table's eos steps are unusable ({error})") from None
+            self._budget = rule
+        return rule
 
-    def fill_bitmask(self, state: int, out: Any, row: int = 0) -> None:
+    def fewest_tokens(self, state: int) -> int:
+        """The fewest tokens, eos included, that end a valid text from ``state``: 1 in an accepting
+        state; -1 when no token sequence of the vocabulary ends it; 0 for the dead state."""
+        return self.budget_rule().fewest(self._state(state))
+
+    def loose_budget(self, state: int) -> int:
+        """The least ``tokens_left`` from which the budgeted mask of ``state`` is its unbudgeted
+        mask (``moonmaskc.runtime_budget.NEVER`` where some allowed token can never end)."""
+        return self.budget_rule().loose_budget(self._state(state))
+
+    def allowed(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:
+        """Sorted int32 ids of the tokens allowed in ``state`` (read-only).
+
+        With ``tokens_left`` (tokens that may still be generated, this one and eos included), only
+        tokens after which a valid end still fits: ``fewest_tokens(next) + 1 <= tokens_left``, eos
+        where accepting. ``RuntimeInputError`` if it is not a positive int or ``state`` cannot end
+        within it."""
+        state = self._state(state)
+        if tokens_left is not None:
+            budgeted = self.budget_rule().row(state, tokens_left)
+            if budgeted is not None:
+                return budgeted.ids
+        return self.table.allowed(state)
+
+    def mask(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:
+        """The packed uint32 mask row of ``state`` (read-only): token i is bit i % 32 of word i // 32.
+        ``tokens_left``: as in ``allowed``."""
+        state = self._state(state)
+        if tokens_left is not None:
+            budgeted = self.budget_rule().row(state, tokens_left)
+            if budgeted is not None:
+                return budgeted.packed
+        return self.table.mask_rows[self.table.state_row[state]]
+
+    def fill_bitmask(self, state: int, out: Any, row: int = 0, *, tokens_left: int | None = None) -> None:
         """Copy the mask of ``state`` into row ``row`` of ``out`` (numpy or torch, int32 or uint32,
-        1-D or 2-D, at least ``bitmask_words`` words; extra words are set to 0)."""
+        1-D or 2-D, at least ``bitmask_words`` words; extra words are set to 0). ``tokens_left``:
+        as in ``allowed``; while it is at least ``loose_budget(state)`` the fill is the unbudgeted one."""
         if (
             type(out) is np.ndarray
             and type(state) is int
@@ -189,9 +291,14 @@ class Guide:
         ):
             views = self._row_views.get(out.dtype)
             if views is not None:  # the fast path: an int32 or uint32 row of exactly the mask's width
-                out[row] = views[self._state_rows[state]]
-                return
-        mask = self.mask(state)
+                if tokens_left is None or (
+                    type(tokens_left) is int
+                    and self._budget is not None
+                    and tokens_left >= self._budget.loose[state]
+                ):
+                    out[row] = views[self._state_rows[state]]
+                    return
+        mask = self.mask(state, tokens_left=tokens_left)
         if _is_torch(out):
             target = out[row] if out.dim() == 2 else out
             words = int(target.shape[-1])
@@ -209,12 +316,12 @@ class Guide:
         if words < self._words:
             raise RuntimeInputError(f"the bitmask has {words} words; {self._words} are needed")
 
-    def apply_mask(self, logits: Any, state: int) -> Any:
+    def apply_mask(self, logits: Any, state: int, *, tokens_left: int | None = None) -> Any:
         """Set, in place, every logit of a token not allowed in ``state`` to -inf; returns ``logits``.
 
         ``logits`` is 1-D, numpy or torch, of at least ``vocab_size`` entries (entries past the
-        vocabulary, padding, are never allowed)."""
-        ids = self.allowed(state)
+        vocabulary, padding, are never allowed). ``tokens_left``: as in ``allowed``."""
+        ids = self.allowed(state, tokens_left=tokens_left)
         length = int(logits.shape[-1]) if hasattr(logits, "shape") else -1
         if getattr(logits, "ndim", 1) != 1 or length < self._vocab_size:
             raise RuntimeInputError(
@@ -261,19 +368,27 @@ class Guide:
         return ids[ids != self._eos]
 
     def finishing(self, state: int) -> np.ndarray:
-        """The candidates of ``finish`` mode: eos alone when ``state`` accepts, else ``decreasing``."""
-        if self.is_accept(state):
-            return np.array([self._eos], dtype=np.int32)
+        """The candidates of ``finish`` mode: the tokens allowed with the tightest budget,
+        ``tokens_left = fewest_tokens(state)``, so eos alone when ``state`` accepts, else the tokens
+        that start a shortest ending. Where no token sequence ends the text (the vocabulary cannot
+        spell it), ``decreasing``."""
+        state = self._state(state)
+        if self.budget_rule().fewest(state) > 0:
+            return self.budget_rule().tightest(state)
         return self.decreasing(state)
 
     # choosing -----------------------------------------------------------------------------------
 
-    def greedy(self, state: int, logits: Any, finish: bool = False) -> int | None:
+    def greedy(
+        self, state: int, logits: Any, finish: bool = False, *, tokens_left: int | None = None
+    ) -> int | None:
         """The allowed token with the highest logit, ties to the smallest id; ``None`` if none.
 
         NaN or +inf anywhere, or a length other than ``vocab_size``, raise ``RuntimeInputError``;
-        -inf marks a token disabled upstream. ``finish=True`` keeps only tokens that strictly
-        decrease the distance to acceptance (in an accepting state, only eos)."""
+        -inf marks a token disabled upstream. ``tokens_left``: only tokens after which a valid end
+        still fits (as in ``allowed``). ``finish=True`` keeps only the tokens allowed with the
+        tightest budget (``finishing``: in an accepting state only eos, else a token that starts a
+        shortest ending), so a run of ``finish`` steps ends in exactly ``fewest_tokens(state)``."""
         scores = _as_numpy(logits)
         if scores.ndim != 1 or scores.shape[0] != self._vocab_size:
             raise RuntimeInputError(
@@ -281,7 +396,7 @@ class Guide:
             )
         if np.isnan(scores).any() or np.isposinf(scores).any():
             raise RuntimeInputError("logits contain NaN or +inf")
-        candidates = self.finishing(state) if finish else self.allowed(state)
+        candidates = self.finishing(state) if finish else self.allowed(state, tokens_left=tokens_left)
         if len(candidates) == 0:
             return None
         values = scores[candidates]
@@ -291,10 +406,16 @@ class Guide:
         return int(candidates[best])
 
     def monkey_step(self, state: int, rng: Any, steps_left: int) -> int | None:
-        """One random token: uniform over the allowed tokens (eos included where accepting) while
-        ``steps_left > 0``; after that eos at once in an accepting state, else uniform over the
-        distance-decreasing tokens. ``None`` when there is no candidate."""
-        if steps_left > 0:
+        """One random token, uniform over the tokens allowed with a budget of
+        ``max(steps_left, fewest_tokens(state))`` (eos included where accepting): the whole mask
+        while the budget is loose, only tokens that still end in time as it runs out, and once it
+        is spent the tightest budget (``finishing``). Where no token sequence ends the text, the
+        whole mask while ``steps_left > 0``, then ``decreasing``. ``None`` when there is no candidate."""
+        state = self._state(state)
+        fewest = self.budget_rule().fewest(state)
+        if fewest > 0:
+            candidates = self.allowed(state, tokens_left=max(int(steps_left), fewest))
+        elif steps_left > 0:
             candidates = self.allowed(state)
         else:
             candidates = self.finishing(state)
@@ -305,10 +426,11 @@ class Guide:
     def monkey(self, rng: Any, max_tokens: int) -> MonkeyResult:
         """Random masked decoding from the start state: ``(tokens, text, finished)``.
 
-        ``max_tokens`` is a soft budget (see ``monkey_step``); at most ``max_tokens * 4 + 64``
-        steps are taken. ``tokens`` ends with eos when ``finished``; ``text`` is the decoded bytes
-        of the tokens (UTF-8, invalid sequences replaced). ``finished`` is false when the hard cap
-        is reached or no candidate is left."""
+        ``max_tokens`` is the token budget, eos included (see ``monkey_step``): the sample ends with
+        eos within ``max(max_tokens, fewest_tokens(start()))`` tokens whenever the start state can
+        end at all; at most ``max_tokens * 4 + 64`` steps are taken. ``tokens`` ends with eos when
+        ``finished``; ``text`` is the decoded bytes of the tokens (UTF-8, invalid sequences
+        replaced). ``finished`` is false when the hard cap is reached or no candidate is left."""
         if isinstance(rng, int):
             rng = random.Random(rng)
         state = self._start
@@ -348,6 +470,8 @@ def _is_torch(value: Any) -> bool:
 def _torch_from_numpy(array: np.ndarray, like: Any, keep_dtype: bool = False) -> Any:
     import torch  # only reached with a torch tensor in hand, so torch is already imported
 
+    if not array.flags.writeable:  # mapped from the artifact: torch wants memory it may write
+        array = array.copy()
     tensor = torch.from_numpy(np.ascontiguousarray(array)).to(like.device)
     return tensor if keep_dtype else tensor.to(like.dtype)
 
@@ -356,3 +480,24 @@ def _as_numpy(logits: Any) -> np.ndarray:
     if _is_torch(logits):
         return logits.detach().float().cpu().numpy()
     return np.asarray(logits)
+
+
+class _RowViews:
+    """The mask rows seen as ``dtype`` words, each view made on first use and kept."""
+
+    def __init__(self, rows: Any, dtype: type[np.integer[Any]]) -> None:
+        self._rows = rows
+        self._dtype = dtype
+        self._views: list[np.ndarray | None] = [None] * len(rows)
+
+    def __getitem__(self, row: int) -> np.ndarray:
+        found = self._views[row]
+        if found is None:
+            found = self._views[row] = self._rows[row].view(self._dtype)
+        return found
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view

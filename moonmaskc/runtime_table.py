@@ -31,6 +31,7 @@ from moonmaskc.format import (
     MaskRows,
     check_mask_arrays,
 )
+from moonmaskc.runtime_budget import verify_eos_steps
 
 ALLOWED_ROWS_CACHED = 256
 
@@ -139,6 +140,13 @@ class ServingTable:
         padded = np.zeros((rows, words * 32), dtype=bool)
         padded[:, : self.vocab_size] = row_classes[:, self.token_class]
         expected = np.packbits(padded, axis=1, bitorder="little").view("<u4").reshape(rows, words)
+        if self.eos_steps is not None:
+            eos_class = int(self.token_class[self.eos_id])
+            accepting = self.class_next[:, eos_class] != 0
+            try:
+                verify_eos_steps(self.eos_steps, self.class_next, self.token_class, accepting, self.eos_id)
+            except ValueError as error:
+                raise self._check.fail("tokens_eos_steps", f"is wrong ({error})") from None
         if not np.array_equal(expected, masks):
             raise self._check.fail(
                 "tokens_mask_delta_value", "gives masks that disagree with the next states"

@@ -34,6 +34,7 @@ import numpy as np
 
 from moonmaskc.errors import ArtifactError
 from moonmaskc.format import MASK_ARRAYS, V1_MASK_ARRAY, MaskRows, check_mask_arrays, encode_mask_rows
+from moonmaskc.runtime_budget import fewest_tokens_to_eos, verify_eos_steps
 from moonmaskc.token_classes import DEFAULT_MAX_TABLE_CELLS, token_classes
 from moonmaskc.token_masks import distinct_rows, packed_masks
 
@@ -70,6 +71,7 @@ class TokenTable:
 
     def __post_init__(self) -> None:
         self._allowed_cache = {}
+        self._eos_steps: np.ndarray | None = None
 
     @property
     def num_states(self) -> int:
@@ -109,6 +111,22 @@ class TokenTable:
             self._allowed_cache[row] = ids
         return ids
 
+    @property
+    def eos_steps(self) -> np.ndarray:
+        """int32[states]: the fewest tokens, eos included, from each state to a valid end (-1 where
+        none, 0 for the dead state; ``moonmaskc.runtime_budget``), computed on first use."""
+        found = self._eos_steps
+        if found is None:
+            eos_class = int(self.token_class[self.eos_id])
+            accepting = self.class_next[:, eos_class] != 0
+            found = fewest_tokens_to_eos(self.class_next, self.token_class, accepting, self.eos_id)
+            self._eos_steps = found
+        return found
+
+    @eos_steps.setter
+    def eos_steps(self, steps: np.ndarray) -> None:
+        self._eos_steps = steps
+
     def row_classes(self) -> np.ndarray:
         """bool[rows, classes]: the token classes each mask row allows (read from the first state
         of each row), what ``packed_masks`` packs into ``mask_rows``."""
@@ -129,6 +147,7 @@ class TokenTable:
         The mask rows are delta-coded (``moonmaskc.format.encode_mask_rows``)."""
         return {
             **encode_mask_rows(self.mask_rows),
+            "tokens_eos_steps": self.eos_steps,
             "tokens_state_row": self.state_row,
             "tokens_token_class": self.token_class,
             "tokens_class_next": self.class_next,
@@ -161,6 +180,12 @@ class TokenTable:
             vocab_arrays={name: arrays[name] for name in VOCAB_ARRAY_NAMES},
         )
         table.check()
+        if "tokens_eos_steps" in arrays:
+            steps = np.asarray(arrays["tokens_eos_steps"])
+            eos_class = int(table.token_class[table.eos_id])
+            accepting = table.class_next[:, eos_class] != 0
+            verify_eos_steps(steps, table.class_next, table.token_class, accepting, table.eos_id)
+            table._eos_steps = steps.astype(np.int32)
         return table
 
     def check(self) -> None:

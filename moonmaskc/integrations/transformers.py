@@ -12,6 +12,10 @@ Invariants:
 - A row may end (eos) only in an accepting state. After eos a row stays finished: only eos and
   ``pad_token_id`` remain allowed, and what ``generate`` appends to a finished row is not checked.
 - Scores past the artifact's vocabulary (padded embedding matrices) are never allowed.
+- With a token budget (``max_new_tokens``, or the generation config's), a row may take a token
+  only when a valid end with eos still fits in the tokens left after it (``Guide.allowed(...,
+  tokens_left=...)``): every row ends valid, with eos, within the budget. While the budget is loose
+  the masks are the unbudgeted ones.
 
 Importing this module imports torch and transformers; ``import moonmaskc`` never does.
 """
@@ -56,13 +60,33 @@ class MoonmaskLogitsProcessor(LogitsProcessor):
     the id ``generate`` writes into finished rows, when it differs from eos. ``tokenizer``: an
     optional vocabulary spec checked against the artifact's fingerprint.
 
+    ``max_new_tokens``: the token budget of the ``generate`` call (eos included); give the same
+    value as to ``generate``. Every row then ends valid and with eos within it. When the start
+    state's shortest valid output (``Guide.fewest_tokens``) is longer, ``RuntimeInputError`` at
+    once. ``generation_config``: a ``GenerationConfig`` (or a model, whose ``generation_config`` is
+    used), read at the first call when ``max_new_tokens`` is not given: its ``max_new_tokens``, else
+    its ``max_length`` minus the prompt length. Without either, no budget.
+
     After ``generate``, ``states`` holds each row's state (``FINISHED`` = -1 once eos was
-    emitted), ``mask_seconds`` the time spent in this processor and ``calls`` its call count.
+    emitted), ``mask_seconds`` the time spent in this processor and ``calls`` its call count;
+    ``max_new_tokens`` the budget in force (``None``: none).
     """
 
-    def __init__(self, artifact: Any, pad_token_id: int | None = None, tokenizer: Any = None) -> None:
+    def __init__(
+        self,
+        artifact: Any,
+        pad_token_id: int | None = None,
+        tokenizer: Any = None,
+        max_new_tokens: int | None = None,
+        generation_config: Any = None,
+    ) -> None:
         self.guide = as_guide(artifact, tokenizer=tokenizer)
         self.pad_token_id = pad_token_id
+        self.max_new_tokens: int | None = None
+        self._generation_config = generation_config
+        self._budget_rows: dict[tuple[int, int], np.ndarray] = {}
+        if max_new_tokens is not None:
+            self.max_new_tokens = self._checked_budget(max_new_tokens, "max_new_tokens")
         self.prompt_length: int | None = None
         self.batch_size: int | None = None
         self.states: list[int] = []
@@ -80,6 +104,8 @@ class MoonmaskLogitsProcessor(LogitsProcessor):
         if self.prompt_length is None:
             self.prompt_length = length
             self.batch_size = batch
+            if self.max_new_tokens is None and self._generation_config is not None:
+                self.max_new_tokens = self._budget_from_config(length)
         if batch != self.batch_size or length < self.prompt_length:
             raise RuntimeInputError(
                 f"this MoonmaskLogitsProcessor served a batch of {self.batch_size} rows after a prompt of "
@@ -96,9 +122,10 @@ class MoonmaskLogitsProcessor(LogitsProcessor):
         fresh: dict[bytes, int] = {}
         self.states = [self._state_of(row, generated[row], fresh) for row in range(batch)]
         self._known = fresh
+        tokens_left = None if self.max_new_tokens is None else self.max_new_tokens - generated.shape[1]
         allowed = np.zeros((batch, width), dtype=bool)
         for row, state in enumerate(self.states):
-            allowed[row, : self.guide.vocab_size] = self._allowed_row(row, state)
+            allowed[row, : self.guide.vocab_size] = self._allowed_row(row, state, tokens_left)
             if state == FINISHED:
                 allowed[row, self._finished_ids[self._finished_ids < width]] = True
         keep = torch.from_numpy(allowed).to(scores.device)
@@ -107,10 +134,48 @@ class MoonmaskLogitsProcessor(LogitsProcessor):
         self.calls += 1
         return masked  # type: ignore[return-value]
 
-    def _allowed_row(self, row: int, state: int) -> np.ndarray:
-        """The boolean allow-row of ``state`` over the vocabulary (cached per state)."""
+    def _checked_budget(self, value: Any, origin: str) -> int:
+        """``value`` as a budget; ``RuntimeInputError`` unless it is a positive int in which the
+        start state's shortest valid output (eos included) fits."""
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise RuntimeInputError(f"{origin} must be an int, not {type(value).__name__}")
+        value = int(value)
+        start = self.guide.start()
+        fewest = self.guide.fewest_tokens(start)
+        if value <= 0:
+            raise RuntimeInputError(f"{origin} is {value}: at least one new token (eos) is needed")
+        if fewest <= 0:
+            raise RuntimeInputError(
+                "no output of this artifact can end with eos: no token sequence of its vocabulary "
+                "completes it"
+            )
+        if fewest > value:
+            raise RuntimeInputError(
+                f"the shortest valid output of this artifact takes {fewest} tokens (eos included), more "
+                f"than {origin} = {value}: raise the budget so that every row can end valid"
+            )
+        return value
+
+    def _budget_from_config(self, prompt_length: int) -> int | None:
+        config = getattr(self._generation_config, "generation_config", self._generation_config)
+        max_new_tokens = getattr(config, "max_new_tokens", None)
+        if max_new_tokens is not None:
+            return self._checked_budget(max_new_tokens, "the generation config's max_new_tokens")
+        max_length = getattr(config, "max_length", None)
+        if max_length is None:
+            return None
+        return self._checked_budget(
+            int(max_length) - prompt_length,
+            f"the generation config's max_length {max_length} minus the prompt's {prompt_length} tokens",
+        )
+
+    def _allowed_row(self, row: int, state: int, tokens_left: int | None = None) -> np.ndarray:
+        """The boolean allow-row of ``state`` over the vocabulary (cached per state), or with
+        ``tokens_left`` under the budget rule once it binds (cached per state and budget)."""
         if state == FINISHED:
             return np.zeros(self.guide.vocab_size, dtype=bool)
+        if tokens_left is not None and tokens_left < self.guide.loose_budget(state):
+            return self._budgeted_row(row, state, tokens_left)
         cached = self._row_cache.get(state)
         if cached is None:
             bits = np.unpackbits(self.guide.mask(state).astype("<u4").view(np.uint8), bitorder="little")
@@ -121,6 +186,23 @@ class MoonmaskLogitsProcessor(LogitsProcessor):
                     "(the artifact's vocabulary cannot spell any continuation here)"
                 )
             self._row_cache[state] = cached
+        return cached
+
+    def _budgeted_row(self, row: int, state: int, tokens_left: int) -> np.ndarray:
+        key = (state, tokens_left)
+        cached = self._budget_rows.get(key)
+        if cached is None:
+            try:
+                ids = self.guide.allowed(state, tokens_left=tokens_left)
+            except RuntimeInputError as error:
+                raise RuntimeInputError(
+                    f"row {row}, {self.max_new_tokens} new tokens allowed, {tokens_left} left: {error}"
+                ) from None
+            cached = np.zeros(self.guide.vocab_size, dtype=bool)
+            cached[ids] = True
+            if len(self._budget_rows) >= 4096:
+                self._budget_rows.clear()
+            self._budget_rows[key] = cached
         return cached
 
     def _state_of(self, row: int, tokens: np.ndarray, fresh: dict[bytes, int]) -> int:
