@@ -9,7 +9,7 @@ The public API, imported lazily so that ``import moonmaskc.runtime`` needs only 
 - ``MoonmaskError`` and its subclasses in ``moonmaskc.errors``.
 
 Options: ``max_states``, ``max_repeat``, ``max_depth``, ``start`` (GBNF), ``whitespace`` and
-``lenient`` (schema), ``tokenizer`` (default ``"bytes"``) and ``eos``.
+``lenient`` and ``refuse_unknown`` (schema), ``tokenizer`` (default ``"bytes"``) and ``eos``.
 """
 
 from __future__ import annotations

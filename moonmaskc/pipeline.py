@@ -45,6 +45,7 @@ class CompileOptions:
     start: str = "root"
     whitespace: str = "compact"
     lenient: bool = False
+    refuse_unknown: bool = False
     tokenizer: Any = "bytes"
     eos: str | None = None
 
@@ -62,13 +63,15 @@ class CompileOptions:
             described.update(
                 whitespace=self.whitespace, lenient=self.lenient, max_depth=self.limits.max_depth
             )
+            if self.refuse_unknown:
+                described["refuse_unknown"] = True
         return described
 
 
 def make_options(**options: Any) -> CompileOptions:
     """``CompileOptions`` from keyword arguments (``max_states``, ``max_repeat``, ``max_depth``,
     ``max_table_cells``, ``max_work``, ``max_nesting``, ``start``, ``whitespace``, ``lenient``,
-    ``tokenizer``, ``eos``)."""
+    ``refuse_unknown``, ``tokenizer``, ``eos``)."""
     known = {
         "max_work",
         "max_nesting",
@@ -79,6 +82,7 @@ def make_options(**options: Any) -> CompileOptions:
         "start",
         "whitespace",
         "lenient",
+        "refuse_unknown",
         "tokenizer",
         "eos",
     }
@@ -99,6 +103,7 @@ def make_options(**options: Any) -> CompileOptions:
         start=options.get("start") or "root",
         whitespace=options.get("whitespace") or "compact",
         lenient=bool(options.get("lenient", False)),
+        refuse_unknown=bool(options.get("refuse_unknown", False)),
         tokenizer=options.get("tokenizer", "bytes"),
         eos=options.get("eos"),
     )
@@ -119,7 +124,11 @@ def run_frontend(kind: Kind, source: Any, options: CompileOptions) -> FrontendRe
         from moonmaskc.frontends.schema import compile_schema_ir
 
         return compile_schema_ir(
-            source, whitespace=options.whitespace, lenient=options.lenient, limits=options.limits
+            source,
+            whitespace=options.whitespace,
+            lenient=options.lenient,
+            refuse_unknown=options.refuse_unknown,
+            limits=options.limits,
         )
     raise MoonmaskError(f"unknown source kind {kind!r}; choose one of {', '.join(KINDS)}")
 

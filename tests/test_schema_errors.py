@@ -1,5 +1,6 @@
 """Unsupported keywords are errors naming the keyword and its JSON pointer; ``lenient`` turns them
-into warnings; malformed JSON reports line and column; remote refs and typos are refused; string
+into warnings; unknown keywords are annotations (errors under ``refuse_unknown``); malformed JSON
+reports line and column; remote refs are refused; string
 lengths past the state bound are limit errors naming the keyword (warnings under ``lenient``)."""
 
 from __future__ import annotations
@@ -57,21 +58,32 @@ def test_unique_items_trivial_case_compiles() -> None:
     compile_schema_ir({"type": "array", "uniqueItems": False})
 
 
-def test_typo_and_unknown_keywords_are_refused_and_lenient_warns() -> None:
+def test_typo_and_unknown_keywords_are_annotations_and_refuse_unknown_refuses() -> None:
+    """Unknown keywords (typos included) are annotations: warned with their pointer (and the keyword
+    a typo probably meant); ``refuse_unknown`` makes them errors."""
+    result = compile_schema_ir({"type": "string", "maxLenght": 3})
+    assert any("'maxLenght' at #" in w and "'maxLength'" in w for w in result.warnings)
     with pytest.raises(UnsupportedError, match="maxLength"):
-        compile_schema_ir({"type": "string", "maxLenght": 3})
+        compile_schema_ir({"type": "string", "maxLenght": 3}, refuse_unknown=True)
+    nested = {"type": "object", "properties": {"a": {"type": "string", "self": {"vendor": "x"}}}}
     with pytest.raises(UnsupportedError, match="'self' at #/properties/a"):
-        compile_schema_ir(
-            {"type": "object", "properties": {"a": {"type": "string", "self": {"vendor": "x"}}}}
-        )
+        compile_schema_ir(nested, refuse_unknown=True)
     result = compile_schema_ir({"type": "string", "self": {"vendor": "x"}}, lenient=True)
     assert len(result.warnings) == 1
     assert "'self'" in result.warnings[0] and "#" in result.warnings[0]
+    assert result.notes["unknown_keywords"] == result.warnings
+    assert result.notes["ignored_keywords"] == []
 
 
-def test_unknown_format_is_refused() -> None:
+def test_unknown_format_is_an_annotation_and_a_spec_format_we_lack_is_refused() -> None:
+    result = compile_schema_ir({"type": "string", "format": "no-such-format"})
+    assert result.notes["unknown_keywords"] == [
+        w for w in result.warnings if "'no-such-format' at #/format" in w
+    ]
     with pytest.raises(UnsupportedError, match="format"):
-        compile_schema_ir({"type": "string", "format": "no-such-format"})
+        compile_schema_ir({"type": "string", "format": "no-such-format"}, refuse_unknown=True)
+    with pytest.raises(UnsupportedError, match="format"):
+        compile_schema_ir({"type": "string", "format": "idn-email"})
 
 
 def test_remote_ref_is_refused() -> None:
@@ -294,7 +306,7 @@ def test_a_keyword_switched_off_by_an_underscore_has_no_effect_and_is_noted() ->
     assert len(disabled) == 2 and any("'_format' at #/properties/when" in w for w in disabled)
     assert disabled[0] in result.warnings
     with pytest.raises(UnsupportedError, match="_colour"):
-        compile_schema_ir({"type": "string", "_colour": "red"})
+        compile_schema_ir({"type": "string", "_colour": "red"}, refuse_unknown=True)
 
 
 def test_max_contains_over_objects_of_fixed_key_order_is_refused() -> None:

@@ -57,6 +57,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "one_of_overlap": {
         "oneOf": [{"type": "integer", "minimum": 0, "maximum": 10}, {"type": "integer", "minimum": 5}]
     },
+    "one_of_disjoint_languages": {
+        "oneOf": [{"type": "string", "pattern": "^a"}, {"type": "string", "pattern": "^b"}, {"type": "null"}]
+    },
+    "unique_finite_items": {
+        "type": "array",
+        "items": {"enum": [1, 2, "a", None, True]},
+        "uniqueItems": True,
+        "maxItems": 4,
+    },
     "one_of_discriminated": {
         "oneOf": [
             {"properties": {"k": {"const": "a"}, "v": INT}, "required": ["k"]},

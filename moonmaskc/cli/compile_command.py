@@ -141,7 +141,16 @@ def _json_kind(value: Any) -> str:
     show_default=True,
     help="JSON whitespace policy.",
 )
-@click.option("--lenient", is_flag=True, help="Schema: warn about unsupported keywords instead of failing.")
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Schema: drop validation keywords that cannot be compiled exactly, with a warning each.",
+)
+@click.option(
+    "--refuse-unknown",
+    is_flag=True,
+    help="Schema: unknown keywords and format names are errors (default: annotations, warned).",
+)
 @click.option(
     "--tokenizer",
     default="bytes",
@@ -164,6 +173,7 @@ def compile_command(
     start: str,
     whitespace: str,
     lenient: bool,
+    refuse_unknown: bool,
     tokenizer: str,
     eos: str | None,
 ) -> None:
@@ -184,6 +194,7 @@ def compile_command(
         start=start,
         whitespace=whitespace,
         lenient=lenient,
+        refuse_unknown=refuse_unknown,
         tokenizer=None if tokenizer.lower() == "none" else tokenizer,
         eos=eos,
     )

@@ -26,8 +26,8 @@ from typing import Any
 from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.automata.product import difference, intersect, is_empty, product
-from moonmaskc.errors import LimitError, SourceError, UnsupportedError
+from moonmaskc.automata.product import difference, disjoint, intersect, is_empty, product, union
+from moonmaskc.errors import LimitError, MoonmaskError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
 from moonmaskc.frontends.schema import canonical
@@ -36,10 +36,15 @@ from moonmaskc.frontends.schema.dependencies import KEYWORDS as DEPENDENCY_KEYWO
 from moonmaskc.frontends.schema.dependencies import dependency_branches
 from moonmaskc.frontends.schema.keywords import (
     COMPILED,
+    OPENAPI,
+    OPENAPI_READ_WRITE,
     REFUSED,
+    SPEC_FORMATS,
     is_annotation,
     is_disabled_keyword,
-    likely_typo,
+    is_known,
+    unknown_format_warning,
+    unknown_keyword_warning,
 )
 from moonmaskc.frontends.schema.layout import Layout, describe_policy
 from moonmaskc.frontends.schema.merge import merge, type_set
@@ -77,6 +82,7 @@ class _RefResult:
     flags: _Flags
     warnings: tuple[str, ...]
     refs_cut: tuple[str, ...]
+    effects: tuple[str, ...]
 
 
 @dataclass
@@ -85,7 +91,13 @@ class _Walk:
     layout: Layout
     lenient: bool
     limits: Limits
+    refuse_unknown: bool = False
     warnings: dict[str, None] = field(default_factory=dict)
+    # How the validation keywords dropped under lenient move the language ("wider", "narrower").
+    effects: dict[str, None] = field(default_factory=dict)
+    # +1 where the language being built is the schema's own, -1 inside a complement (a keyword
+    # dropped there narrows the result), 0 where it counts both ways (an "exactly one" product).
+    polarity: int = 1
     refs_cut: dict[str, None] = field(default_factory=dict)
     string_costs: dict[str, int] = field(default_factory=dict)  # length keyword -> states it needs
     ref_stack: list[str] = field(default_factory=list)
@@ -111,6 +123,7 @@ class _Walk:
         ] = {}
         self._refs: dict[tuple[Any, ...], _RefResult] = {}
         self._numbers: dict[tuple[Any, ...], ir.Node] = {}
+        self.openapi_document = has_openapi_intent(self.root)
 
     @cached_property
     def validator(self) -> Any:
@@ -170,7 +183,49 @@ class _Walk:
         """Strict: raise. Lenient: record a warning; the caller drops the keyword."""
         if not self.lenient:
             raise UnsupportedError(f"keyword {keyword!r}", reason, where=where)
-        self.warnings[f"ignored keyword {keyword!r} at {where}: {reason}"] = None
+        self.drop(f"ignored keyword {keyword!r} at {where}: {reason}")
+
+    def drop(self, warning: str) -> None:
+        """Record a validation keyword dropped under lenient, and how that moves the language: wider
+        where the schema's own language is built, narrower inside a complement."""
+        self.warnings[warning] = None
+        if self.polarity >= 0:
+            self.effects["wider"] = None
+        if self.polarity <= 0:
+            self.effects["narrower"] = None
+
+    def unknown_keyword(self, keyword: str, where: str) -> None:
+        """A keyword of no vocabulary we know: an annotation, warned once per place (an error under
+        ``refuse_unknown``)."""
+        warning = unknown_keyword_warning(keyword, where)
+        if self.refuse_unknown:
+            raise UnsupportedError(
+                f"keyword {keyword!r}", warning.split(": ", 1)[1] + " (--refuse-unknown)", where=where
+            )
+        self.warnings[warning] = None
+
+    def unknown_format(self, name: str, where: str) -> None:
+        """A ``format`` no JSON Schema draft defines: an annotation, like an unknown keyword."""
+        warning = unknown_format_warning(name, where)
+        if self.refuse_unknown:
+            raise UnsupportedError(
+                f"format {name!r}", warning.split(": ", 1)[1] + " (--refuse-unknown)", where=where
+            )
+        self.warnings[warning] = None
+
+    def openapi_keyword(self, keyword: str, where: str, meaning: str) -> None:
+        warning = f"OpenAPI keyword {keyword!r} at {where}: {meaning}"
+        self.warnings[warning] = None
+
+    @contextmanager
+    def signed(self, sign: int) -> Iterator[None]:
+        """Walk a part whose language enters the result with ``sign`` (-1: complemented, 0: both)."""
+        saved = self.polarity
+        self.polarity = saved * sign
+        try:
+            yield
+        finally:
+            self.polarity = saved
 
     def length_fits(self, keyword: str, count: int, where: str) -> bool:
         """Whether a string length bound fits the state bound: ``count`` characters need one
@@ -191,10 +246,10 @@ class _Walk:
                 f"{need}, at {pointer_child(where, keyword)}",
                 flag="--max-states",
             )
-        self.warnings[
+        self.drop(
             f"ignored keyword {keyword!r} at {where}: {need}, more than max_states "
             f"{self.limits.max_states} (raise it with --max-states)"
-        ] = None
+        )
         return False
 
     def attempt(self, keyword: str, where: str, build: Callable[[], ir.Node]) -> ir.Node | None:
@@ -245,6 +300,7 @@ class _Walk:
                 f"schema {schema!r}", "a schema must be an object or a boolean", where=where
             )
         if "enum" in schema or "const" in schema:
+            self.note_policy(schema, where)
             return self.enumerated(schema, where)
         clean = self.clean(schema, where)
         if "$ref" in clean:
@@ -259,10 +315,36 @@ class _Walk:
             return self.all_of([rest, *branches], where, wheres)
         return self.combined(clean, where)
 
+    def note_policy(self, schema: dict[str, Any], where: str) -> None:
+        """The policy's warnings for the keywords of a schema that jsonschema decides (an enum or a
+        const filtered by the whole schema): unknown and OpenAPI keywords; the others are exact."""
+        for key, value in schema.items():
+            if is_disabled_keyword(key):
+                continue
+            if key in OPENAPI or key in OPENAPI_READ_WRITE:
+                self.policy_keyword(key, value, where)
+            elif not is_known(key):
+                self.unknown_keyword(key, where)
+
+    def policy_keyword(self, key: str, value: Any, where: str) -> None:
+        """Warn of an OpenAPI keyword (``nullable: false`` and JSON Schema's readOnly / writeOnly,
+        outside an OpenAPI document, are silent)."""
+        if key == "nullable" and value is not True:
+            return
+        if key in OPENAPI_READ_WRITE:
+            if self.openapi_document and value is True:
+                self.openapi_keyword(key, where, OPENAPI_READ_WRITE[key])
+            return
+        self.openapi_keyword(key, where, OPENAPI[key])
+
     def clean(self, schema: dict[str, Any], where: str) -> dict[str, Any]:
-        """The schema without annotations and (under lenient) without refused keywords."""
+        """The schema without annotations (unknown and OpenAPI keywords warned) and, under lenient,
+        without refused keywords."""
         out: dict[str, Any] = {}
         for key, value in schema.items():
+            if key in OPENAPI or key in OPENAPI_READ_WRITE:
+                self.policy_keyword(key, value, where)
+                continue
             if is_annotation(key):
                 continue
             if key in REFUSED:
@@ -275,14 +357,8 @@ class _Walk:
                 ] = None
                 continue
             if key not in COMPILED:
-                # Unknown keywords do not constrain validation, but a user may expect them to (a typo,
-                # a vendor extension): refused like unsupported ones, warnings under --lenient.
-                typo = likely_typo(key)
-                hint = f" (did you mean {typo!r}?)" if typo else ""
-                self.refuse(key, f"unknown keyword{hint}; pass --lenient to ignore it", where)
-                continue
-            if key == "uniqueItems" and value is True and not _at_most_one_item(schema):
-                self.refuse(key, "uniqueItems: true is compiled only with maxItems <= 1", where)
+                # JSON Schema: keywords an implementation does not know are annotations.
+                self.unknown_keyword(key, where)
                 continue
             if key in ("then", "else") and "if" not in schema:
                 continue
@@ -331,7 +407,7 @@ class _Walk:
         # stack (the recursion cut) and the depth budget left (complements): equal contexts give
         # the same node, and the same flags, warnings and cuts, which a cache hit replays.
         budget = None if self.budget_end is None else self.budget_end - self.nesting
-        key = (target_pointer, budget, tuple(sorted(Counter(self.ref_stack).items())))
+        key = (target_pointer, budget, self.polarity, tuple(sorted(Counter(self.ref_stack).items())))
         cached = self._refs.get(key)
         if cached is None:
             cached = self._refs[key] = self.reference_walk(target_pointer, target)
@@ -340,12 +416,14 @@ class _Walk:
         self.flags.depth_cut |= cached.flags.depth_cut
         self.warnings.update(dict.fromkeys(cached.warnings))
         self.refs_cut.update(dict.fromkeys(cached.refs_cut))
+        self.effects.update(dict.fromkeys(cached.effects))
         return cached.node
 
     def reference_walk(self, target_pointer: str, target: Any) -> _RefResult:
         """Walk a $ref target, recording the flags, warnings and cuts it causes."""
         saved_flags = self.flags
         warnings_before, cuts_before = len(self.warnings), len(self.refs_cut)
+        saved_effects, self.effects = self.effects, {}
         self.flags = _Flags()
         self.ref_stack.append(target_pointer)
         try:
@@ -357,11 +435,14 @@ class _Walk:
             self.flags.ordered |= inner.ordered
             self.flags.ref_cut |= inner.ref_cut
             self.flags.depth_cut |= inner.depth_cut
+            inner_effects, self.effects = self.effects, saved_effects
+            self.effects.update(inner_effects)
         return _RefResult(
             node,
             flags,
             tuple(itertools.islice(self.warnings, warnings_before, None)),
             tuple(itertools.islice(self.refs_cut, cuts_before, None)),
+            tuple(inner_effects),
         )
 
     # ------------------------------------------------------------------ enum / const
@@ -557,7 +638,7 @@ class _Walk:
 
     def complement(self, schema: Any, where: str, keyword: str) -> DFA | None:
         """Canonical values (depth-bounded) that ``schema`` rejects; None if dropped under lenient."""
-        with self.bounded_subwalk() as flags:
+        with self.bounded_subwalk() as flags, self.signed(-1):
             operand = self.node(schema, where)
         if flags.ordered or flags.ref_cut:
             why = (
@@ -595,9 +676,17 @@ class _Walk:
         return ir.alt(taken, not_taken)
 
     def one_of(self, base: dict[str, Any], branches: list[Any], where: str) -> ir.Node:
+        """Values valid for exactly one branch: the union where the branches are proven disjoint
+        (from the schemas, else by DFA intersection), else an "exactly one" product; both need
+        branch languages that hold every serialization of their values within the depth bound."""
         wheres = [pointer_child(where, "oneOf", i) for i in range(len(branches))]
         views = [self.branch_view(base, b, w) for b, w in zip(branches, wheres, strict=True)]
-        if all(_surely_disjoint(x, y, self) for x, y in itertools.combinations(views, 2)):
+        proven = {
+            (i, j)
+            for (i, x), (j, y) in itertools.combinations(enumerate(views), 2)
+            if _surely_disjoint(x, y, self)
+        }
+        if len(proven) == len(branches) * (len(branches) - 1) // 2:
             return ir.alt(*(self.with_base(base, b, w) for b, w in zip(branches, wheres, strict=True)))
         types = type_set(base)
         if types is None or ("object" in types and len(types) > 1):
@@ -612,7 +701,7 @@ class _Walk:
                     *(self.with_base(object_base, b, w) for b, w in zip(branches, wheres, strict=True))
                 )
                 return ir.alt(objects, self.one_of(other_base, branches, where))
-        with self.bounded_subwalk() as flags:
+        with self.bounded_subwalk() as flags, self.signed(0):
             nodes = [self.with_base(base, b, w) for b, w in zip(branches, wheres, strict=True)]
             assert self.budget_end is not None
             depth = self.budget_end - self.nesting
@@ -624,11 +713,60 @@ class _Walk:
                 where,
             )
             return ir.alt(*nodes)
+        # Within the depth bound each branch's language holds every serialization of its values, so
+        # branches whose DFAs do not intersect share no value there: their union is exact.
+        branch_dfas = [self.dfa(n) for n in nodes]
+        if all(
+            (i, j) in proven or disjoint(branch_dfas[i], branch_dfas[j], self.limits)
+            for i, j in itertools.combinations(range(len(nodes)), 2)
+        ):
+            if not flags.depth_cut:
+                return ir.alt(*nodes)
+            # Constants are not cut at the bound: a deep one of one branch may be valid, deeper
+            # than the bound, for another. Within the bound the union is exact.
+            self.flags.depth_cut = True
+            bounded = (self.universe_leaf(depth).dfa, *branch_dfas)
+            return self.derived(
+                "oneOf disjoint",
+                bounded,
+                lambda: intersect(bounded[0], _union_all(bounded[1:], self.limits), self.limits),
+            )
         self.flags.depth_cut = True
-        dfas = (self.universe_leaf(depth).dfa, *(self.dfa(n) for n in nodes))
+        dfas = (self.universe_leaf(depth).dfa, *branch_dfas)
         return self.derived(
             "oneOf", dfas, lambda: product(list(dfas), lambda f: bool(f[0]) and sum(f[1:]) == 1, self.limits)
         )
+
+    @contextmanager
+    def probe(self) -> Iterator[None]:
+        """A walk whose records are forgotten afterwards (flags, warnings, cuts, effects): a look
+        at a language that decides something, whose parts the real walk meets again."""
+        saved = (self.flags, dict(self.warnings), dict(self.refs_cut), dict(self.effects))
+        self.flags = _Flags()
+        try:
+            yield
+        finally:
+            self.flags = saved[0]
+            self.warnings, self.refs_cut, self.effects = saved[1], saved[2], saved[3]
+
+    def proven_disjoint(self, a: Any, b: Any, where: str) -> bool:
+        """Whether no value is valid for both schemas, by the emptiness of the intersection of their
+        DFAs: only where both languages hold every serialization of their values at any depth (no
+        fixed key order, nothing cut at a bound); False when that is not so or a walk fails."""
+        if self.resolver.has_embedded_resources:
+            return False  # the schemas come from views whose $ref base may not be ``where``'s
+        try:
+            with self.probe():
+                languages = []
+                for schema in (a, b):
+                    with self.bounded_subwalk() as flags:
+                        node = self.node(schema, where)
+                    if flags.ordered or flags.ref_cut or flags.depth_cut:
+                        return False
+                    languages.append(self.dfa(node))
+                return disjoint(languages[0], languages[1], self.limits)
+        except MoonmaskError:
+            return False
 
     def branch_view(self, base: dict[str, Any], branch: Any, where: str) -> Any:
         """The merged schema of a branch, for disjointness proofs (refs resolved one level)."""
@@ -716,10 +854,15 @@ class _Walk:
         constraints: list[DFA] = []
         within_body = False  # whether constraints[0] is already inside the canonical STRING_BODY
         if "format" in schema:
-            from moonmaskc.frontends.schema.formats import format_node, format_string_dfa
+            from moonmaskc.frontends.schema.formats import FORMATS, format_node, format_string_dfa
 
             name = str(schema["format"])
-            known = self.attempt("format", pointer_child(where, "format"), lambda: format_node(name, where))
+            format_where = pointer_child(where, "format")
+            if name in FORMATS or name in SPEC_FORMATS:
+                known = self.attempt("format", format_where, lambda: format_node(name, where))
+            else:
+                self.unknown_format(name, format_where)
+                known = None
             if known is not None:
                 constraints.append(format_string_dfa(name, self.limits))
                 within_body = True
@@ -775,9 +918,43 @@ class _Walk:
             rule = self.contains_rule(schema, where) if "contains" in schema else None
         content, may_be_empty = positional_elements(prefix, rest, self.layout.comma, least, most)
         plain = self.layout.wrap(b"[", content, b"]", may_be_empty)
-        if rule is None:
+        elements = [node for node in (*prefix, rest) if node is not None]
+        if rule is not None:
+            plain = self.containing(plain, elements, rule)
+        if schema.get("uniqueItems") is True and not _at_most_one_item(schema) and elements:
+            return self.unique(plain, elements, most, where)
+        return plain
+
+    def unique(self, plain: ir.Node, elements: list[ir.Node], most: int | None, where: str) -> ir.Node:
+        """``plain``'s arrays whose elements are distinct values (``unique_items.py``): exact where
+        the elements' language is finite and small, else refused naming why (dropped under
+        lenient)."""
+        from moonmaskc.frontends.schema.unique_items import (
+            NotSmall,
+            distinct_sequences,
+            element_values,
+            seen_sets,
+        )
+
+        try:
+            values = element_values(self.dfa(ir.alt(*elements)))
+        except NotSmall as why:
+            self.refuse("uniqueItems", f"compiled only over a finite, small set of item values: {why}", where)
             return plain
-        return self.containing(plain, [node for node in (*prefix, rest) if node is not None], rule)
+        sets = seen_sets(len(values), most)
+        if sets > self.limits.max_states:
+            message = (
+                f"{len(values)} distinct item values make {sets} sets of values seen, more than "
+                f"max_states {self.limits.max_states} (raise it with --max-states, or bound maxItems)"
+            )
+            self.refuse("uniqueItems", message, where)
+            return plain
+        if len(values) < 2:
+            return plain
+        content = distinct_sequences(values, self.layout.comma, most, self.share)
+        distinct = self.layout.wrap(b"[", content, b"]", True)
+        pair = (self.dfa(plain), self.dfa(distinct))
+        return self.derived("uniqueItems", pair, lambda: intersect(*pair, self.limits))
 
     def contains_rule(self, schema: dict[str, Any], where: str) -> tuple[ir.Node | None, int, int | None]:
         """What ``contains`` asks of the elements: the language of the matching ones (None: every
@@ -794,7 +971,7 @@ class _Walk:
             return None, least, most
         if most is None:
             return self.share(self.node(target, target_where)), least, None
-        with self.bounded_subwalk() as flags:
+        with self.bounded_subwalk() as flags, self.signed(0):
             wanted = self.share(self.node(target, target_where))
         if flags.ordered or flags.ref_cut or flags.depth_cut:
             why = "objects of a fixed key order" if flags.ordered else "parts cut by max_depth"
@@ -1159,7 +1336,16 @@ def _surely_disjoint(a: Any, b: Any, walk: _Walk, depth: int = 0) -> bool:
         pa, pb = _resolved(pa, walk), _resolved(pb, walk)
         if _surely_disjoint(pa, pb, walk, depth + 1):
             return True
+        if pa is not True and pb is not True and walk.proven_disjoint(pa, pb, "#"):
+            return True
     return False
+
+
+def _union_all(dfas: tuple[DFA, ...], limits: Limits) -> DFA:
+    result = dfas[0]
+    for dfa in dfas[1:]:
+        result = union(result, dfa, limits)
+    return result
 
 
 def _parent_schema(where: str) -> str:
@@ -1192,13 +1378,17 @@ def compile_schema_ir(
     *,
     whitespace: str = "compact",
     lenient: bool = False,
+    refuse_unknown: bool = False,
     limits: Limits = Limits(),  # noqa: B008
 ) -> FrontendResult:
-    """Compile a JSON Schema (a dict, a boolean or JSON text) into byte IR, exactly (see module doc)."""
+    """Compile a JSON Schema (a dict, a boolean or JSON text) into byte IR, exactly (see module doc).
+    ``lenient``: drop validation keywords that cannot be compiled, with a warning each (the notes
+    say whether the language got wider or narrower). ``refuse_unknown``: unknown keywords and
+    format names are errors instead of annotations."""
     if isinstance(schema, str):
         schema = parse_schema_text(schema)
     layout = Layout.of(whitespace)
-    walk = _Walk(schema, layout, lenient, limits)
+    walk = _Walk(schema, layout, lenient, limits, refuse_unknown)
     try:
         node = run_deep(lambda: walk.node(schema, "#"), limits)
     except RecursionError:
@@ -1223,13 +1413,60 @@ def compile_schema_ir(
         "or true nest at most this deep",
         "refs_unrolled": sorted(walk.refs_cut),
         "ignored_keywords": [w for w in walk.warnings if w.startswith("ignored keyword")],
+        "unknown_keywords": [w for w in walk.warnings if w.startswith(("unknown keyword", "unknown format"))],
+        "openapi_keywords": [w for w in walk.warnings if w.startswith("OpenAPI keyword")],
         "disabled_keywords": [w for w in walk.warnings if w.startswith("disabled keyword")],
         "key_order": "declared properties in schema order, then other keys",
     }
+    if walk.effects:
+        notes["language"] = _language_effect(walk.effects)
     costly = _most_costly(walk.string_costs)
     if costly:
         notes["string_length_states"] = costly
     return FrontendResult(node=node, notes=notes, warnings=warnings)
+
+
+def _language_effect(effects: dict[str, None]) -> str:
+    """What the keywords dropped under lenient did to the language, for the notes."""
+    if len(effects) == 2:
+        return (
+            "not the schema's: keywords were dropped where they widen it and where they narrow it "
+            "(inside not / if / an exactly-one oneOf); see ignored_keywords"
+        )
+    if "wider" in effects:
+        return "wider than the schema's: it may accept values the schema rejects (see ignored_keywords)"
+    return (
+        "narrower than the schema's: it may reject values the schema accepts (keywords dropped "
+        "inside not / if; see ignored_keywords)"
+    )
+
+
+def has_openapi_intent(root: Any) -> bool:
+    """Whether the document carries OpenAPI intent: an ``openapi`` / ``swagger`` key at its root, or
+    an OpenAPI keyword (``nullable: true``, ``discriminator``, ``xml``, ``externalDocs``,
+    ``example``) in one of its schemas. Property names are not keywords: the maps of named
+    subschemas are entered by their values only. Iterative."""
+    if isinstance(root, dict) and ("openapi" in root or "swagger" in root):
+        return True
+    named = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+    stack = [root]
+    while stack:
+        schema = stack.pop()
+        if isinstance(schema, list):
+            stack.extend(schema)
+            continue
+        if not isinstance(schema, dict):
+            continue
+        for key, value in schema.items():
+            if key in OPENAPI and (key != "nullable" or value is True):
+                return True
+            if key in named and isinstance(value, dict):
+                stack.extend(value.values())
+            elif key not in ("enum", "const", "default", "examples", "required") and isinstance(
+                value, dict | list
+            ):
+                stack.append(value)
+    return False
 
 
 def lone_surrogate_pointer(value: Any) -> str | None:

@@ -1,7 +1,18 @@
-"""Which JSON Schema keywords the walker compiles, ignores as annotations, or refuses.
+"""Which JSON Schema keywords the walker compiles, ignores as annotations, warns about, or refuses.
 
 Takes: nothing. Hands on: the keyword tables that ``compiler`` consults and ``docs/json-schema.md``
-documents.
+documents, and the policy's warning texts.
+
+The policy (JSON Schema 2020-12, section 6.5: "implementations SHOULD treat keywords they do not
+support as annotations"):
+
+- ``ANNOTATIONS``: annotation-only keywords, skipped silently (``x-*`` extension keys too).
+- ``OPENAPI``: keywords that carry OpenAPI intent; no effect on the language (as for a JSON Schema
+  validator), each warned with what an OpenAPI tool does with it and what we compiled.
+- ``COMPILED``: validation keywords compiled exactly.
+- ``REFUSED``: validation keywords we cannot compile: errors (dropped with a warning under lenient).
+- anything else: an unknown keyword, an annotation (no effect) warned once per place, or an error
+  under ``refuse_unknown``.
 """
 
 from __future__ import annotations
@@ -12,7 +23,6 @@ ANNOTATIONS = frozenset(
         "title",
         "description",
         "examples",
-        "example",
         "default",
         "$comment",
         "$schema",
@@ -77,6 +87,53 @@ COMPILED = frozenset(
     }
 )
 
+# OpenAPI (3.0 / 3.1) keywords: what an OpenAPI tool does with each. A JSON Schema validator ignores
+# them all, and so does the compiled language; ``nullable: false`` is silent (no intent to warn of).
+OPENAPI = {
+    "nullable": "OpenAPI 3.0 'nullable: true' also allows null; a JSON Schema validator ignores it, and "
+    "so did we: null is accepted only where 'type' allows it (write type: [..., \"null\"])",
+    "discriminator": "OpenAPI 'discriminator' names the property that picks a oneOf/anyOf branch; it does "
+    "not change which values are valid, and we compiled the branches as written",
+    "xml": "OpenAPI 'xml' shapes XML serialization only; no effect on JSON values",
+    "externalDocs": "OpenAPI 'externalDocs' is documentation; no effect on validation",
+    "example": "OpenAPI 'example' is a sample value, not checked and no effect on validation",
+}
+
+# readOnly / writeOnly are JSON Schema annotations; in a document with OpenAPI intent (it uses one of
+# ``OPENAPI``) a required property marked so is not required in a response / request.
+OPENAPI_READ_WRITE = {
+    "readOnly": "OpenAPI 'readOnly: true' drops the property from requests (and from 'required' there); "
+    "compiled as a JSON Schema annotation: the property is allowed and 'required' applies",
+    "writeOnly": "OpenAPI 'writeOnly: true' drops the property from responses (and from 'required' "
+    "there); compiled as a JSON Schema annotation: the property is allowed and 'required' applies",
+}
+
+# Formats that a JSON Schema draft (04 to 2020-12) defines: one we do not compile is a validation
+# keyword we cannot compile (refused); any other name is an annotation, as validators treat it.
+SPEC_FORMATS = frozenset(
+    {
+        "date-time",
+        "date",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
+    }
+)
+
 # Keywords we know but cannot compile exactly, with the reason shown to the user.
 REFUSED = {
     "unevaluatedProperties": "needs annotation results of all subschemas",
@@ -125,4 +182,28 @@ def is_disabled_keyword(key: str) -> bool:
 
 
 def is_annotation(keyword: str) -> bool:
+    """Annotation-only keywords and ``x-*`` extensions: no effect, no warning."""
     return keyword in ANNOTATIONS or keyword.startswith("x-")
+
+
+def is_known(keyword: str) -> bool:
+    """A keyword of a vocabulary we know: compiled, refused, OpenAPI or an annotation."""
+    return keyword in COMPILED or keyword in REFUSED or keyword in OPENAPI or is_annotation(keyword)
+
+
+def unknown_keyword_warning(keyword: str, where: str) -> str:
+    """The warning for a keyword of no vocabulary we know at ``where`` (with a typo hint)."""
+    typo = likely_typo(keyword)
+    hint = f"; did you mean {typo!r}?" if typo else ""
+    return (
+        f"unknown keyword {keyword!r} at {where}: an annotation (no vocabulary we know defines it), "
+        f"no effect on the language{hint}"
+    )
+
+
+def unknown_format_warning(name: str, where: str) -> str:
+    """The warning for a ``format`` that no JSON Schema draft defines."""
+    return (
+        f"unknown format {name!r} at {where}: an annotation (validators ignore formats they do not "
+        "know), compiled as any string"
+    )
