@@ -520,6 +520,14 @@ class MaskRows:
             self._rows[row] = found = out
         return found
 
+    def warm(self) -> None:
+        """Build every row now (one vectorised pass), so that no later use pays for building one."""
+        if any(row is None for row in self._rows):
+            for row, built in enumerate(self.full()):
+                if self._rows[row] is None:
+                    built.flags.writeable = False
+                    self._rows[row] = built
+
     def full(self) -> np.ndarray:
         """uint32[rows, words]: every row."""
         rows, words = self.shape

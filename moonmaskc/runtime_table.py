@@ -109,6 +109,11 @@ class ServingTable:
             "tokens_eos_steps", self.arrays["tokens_eos_steps"], "i", (self.num_states,), -1, None
         )
 
+    def warm(self) -> None:
+        """Read and build everything a step may need (mask rows, token classes, next states)."""
+        self.mask_rows.warm()
+        _ = self.token_class, self.class_next
+
     def allowed(self, state: int) -> np.ndarray:
         """Sorted int32 ids of the tokens allowed in ``state`` (read-only, cached per row)."""
         row = int(self.state_row[state])

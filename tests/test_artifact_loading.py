@@ -266,3 +266,12 @@ def test_inspect_verify_finds_a_flipped_mask_bit_and_the_size_bound_has_a_flag(
     assert result.exit_code != 0 and "disagree" in result.output
     result = runner.invoke(main, ["match", "--max-artifact-bytes", "100", str(bytes_artifact), "x"])
     assert result.exit_code != 0 and "--max-artifact-bytes" in result.output
+
+
+def test_warm_builds_every_row_and_changes_nothing(gpt2_artifact: Path) -> None:
+    cold = Guide.load(gpt2_artifact)
+    warm = Guide.load(gpt2_artifact).warm()
+    rows = warm.table.mask_rows
+    assert all(row is not None for row in rows._rows)  # type: ignore[union-attr]
+    for state in range(0, cold.num_states, 11):
+        assert np.array_equal(cold.mask(state), warm.mask(state))

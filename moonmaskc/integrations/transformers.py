@@ -80,7 +80,7 @@ class MoonmaskLogitsProcessor(LogitsProcessor):
         max_new_tokens: int | None = None,
         generation_config: Any = None,
     ) -> None:
-        self.guide = as_guide(artifact, tokenizer=tokenizer)
+        self.guide = as_guide(artifact, tokenizer=tokenizer).warm()  # every fill one row copy from here on
         self.pad_token_id = pad_token_id
         self.max_new_tokens: int | None = None
         self._generation_config = generation_config
