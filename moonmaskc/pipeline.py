@@ -38,16 +38,31 @@ ProgressCallback = Callable[[int, int], None]
 class CompileOptions:
     """Everything that shapes a compile. ``tokenizer``: a spec for ``load_vocabulary`` or a
     ``Vocabulary``; the default ``"bytes"`` is the built-in 256-byte vocabulary; ``None`` builds
-    the DFA only (no token table)."""
+    the DFA only (no token table).
+
+    ``--max-depth`` means two things, kept apart here: ``unroll_depth`` is how far a GBNF grammar's
+    recursive rules unroll (None: recursion is refused); ``limits.max_depth`` (``ref_depth``) is how
+    often a schema's ``$ref`` target may be re-entered and how deep values accepted by ``{}`` nest
+    (default 3). ``make_options(max_depth=N)`` sets both."""
 
     limits: Limits = field(default_factory=Limits)
-    max_depth: int | None = None
+    unroll_depth: int | None = None
     start: str = "root"
     whitespace: str = "compact"
     lenient: bool = False
     refuse_unknown: bool = False
     tokenizer: Any = "bytes"
     eos: str | None = None
+
+    @property
+    def ref_depth(self) -> int:
+        """The schema's ``$ref`` depth (``Limits.max_depth``)."""
+        return self.limits.max_depth
+
+    @property
+    def max_depth(self) -> int | None:
+        """The GBNF unrolling depth under its option name (``unroll_depth``)."""
+        return self.unroll_depth
 
     def describe(self, kind: Kind) -> dict[str, Any]:
         described: dict[str, Any] = {
@@ -58,11 +73,9 @@ class CompileOptions:
             "max_nesting": self.limits.max_nesting,
         }
         if kind == "gbnf":
-            described.update(start=self.start, max_depth=self.max_depth)
+            described.update(start=self.start, max_depth=self.unroll_depth)
         if kind == "schema":
-            described.update(
-                whitespace=self.whitespace, lenient=self.lenient, max_depth=self.limits.max_depth
-            )
+            described.update(whitespace=self.whitespace, lenient=self.lenient, max_depth=self.ref_depth)
             if self.refuse_unknown:
                 described["refuse_unknown"] = True
         return described
@@ -71,7 +84,8 @@ class CompileOptions:
 def make_options(**options: Any) -> CompileOptions:
     """``CompileOptions`` from keyword arguments (``max_states``, ``max_repeat``, ``max_depth``,
     ``max_table_cells``, ``max_work``, ``max_nesting``, ``start``, ``whitespace``, ``lenient``,
-    ``refuse_unknown``, ``tokenizer``, ``eos``)."""
+    ``refuse_unknown``, ``tokenizer``, ``eos``). ``max_depth`` sets both depths (see
+    ``CompileOptions``)."""
     known = {
         "max_work",
         "max_nesting",
@@ -96,10 +110,10 @@ def make_options(**options: Any) -> CompileOptions:
     }
     max_depth = options.get("max_depth")
     if max_depth is not None:
-        limit_args["max_depth"] = max_depth
+        limit_args["max_depth"] = max_depth  # the schema's $ref depth
     return CompileOptions(
         limits=Limits(**limit_args),
-        max_depth=max_depth,
+        unroll_depth=max_depth,  # GBNF recursion
         start=options.get("start") or "root",
         whitespace=options.get("whitespace") or "compact",
         lenient=bool(options.get("lenient", False)),
@@ -109,28 +123,47 @@ def make_options(**options: Any) -> CompileOptions:
     )
 
 
+# Each front end is imported only when a source of its kind is compiled.
+Frontend = Callable[[Any, CompileOptions], FrontendResult]
+
+
+def _regex_frontend(source: Any, options: CompileOptions) -> FrontendResult:
+    from moonmaskc.frontends import regex
+
+    return regex.parse(str(source), options.limits)
+
+
+def _gbnf_frontend(source: Any, options: CompileOptions) -> FrontendResult:
+    from moonmaskc.frontends import gbnf
+
+    return gbnf.parse(str(source), start=options.start, limits=options.limits, max_depth=options.unroll_depth)
+
+
+def _schema_frontend(source: Any, options: CompileOptions) -> FrontendResult:
+    from moonmaskc.frontends.schema import compile_schema_ir
+
+    return compile_schema_ir(
+        source,
+        whitespace=options.whitespace,
+        lenient=options.lenient,
+        refuse_unknown=options.refuse_unknown,
+        limits=options.limits,
+    )
+
+
+FRONTENDS: dict[Kind, Frontend] = {
+    "regex": _regex_frontend,
+    "gbnf": _gbnf_frontend,
+    "schema": _schema_frontend,
+}
+
+
 def run_frontend(kind: Kind, source: Any, options: CompileOptions) -> FrontendResult:
-    if kind == "regex":
-        from moonmaskc.frontends import regex
-
-        return regex.parse(str(source), options.limits)
-    if kind == "gbnf":
-        from moonmaskc.frontends import gbnf
-
-        return gbnf.parse(
-            str(source), start=options.start, limits=options.limits, max_depth=options.max_depth
-        )
-    if kind == "schema":
-        from moonmaskc.frontends.schema import compile_schema_ir
-
-        return compile_schema_ir(
-            source,
-            whitespace=options.whitespace,
-            lenient=options.lenient,
-            refuse_unknown=options.refuse_unknown,
-            limits=options.limits,
-        )
-    raise MoonmaskError(f"unknown source kind {kind!r}; choose one of {', '.join(KINDS)}")
+    """The front end of ``kind`` (from ``FRONTENDS``) run on ``source``."""
+    frontend = FRONTENDS.get(kind)
+    if frontend is None:
+        raise MoonmaskError(f"unknown source kind {kind!r}; choose one of {', '.join(KINDS)}")
+    return frontend(source, options)
 
 
 def compile_source(
@@ -204,9 +237,12 @@ def _compile_dfa(result: FrontendResult, limits: Limits) -> DFA:
     try:
         return compile_ir(result.node, limits)
     except LimitError as error:
-        from moonmaskc.frontends.schema.compiler import with_costly_strings
+        costly = result.notes.get("string_length_states") or {}
+        if not costly:  # only a schema notes them: other kinds never import its compiler
+            raise
+        from moonmaskc.frontends.schema.diagnostics import with_costly_strings
 
-        raise with_costly_strings(error, result.notes.get("string_length_states") or {}) from None
+        raise with_costly_strings(error, costly) from None
 
 
 def link(

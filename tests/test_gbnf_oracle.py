@@ -19,9 +19,9 @@ from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import LimitError
 from moonmaskc.frontends import gbnf
-from moonmaskc.frontends.gbnf_to_lark import earley_recognizer
 from moonmaskc.limits import Limits
 from tests.conftest import data_path
+from tests.oracles.gbnf_to_lark import earley_recognizer
 
 NON_RECURSIVE = ["chess.gbnf", "english.gbnf", "japanese.gbnf", "list.gbnf"]
 RECURSIVE = [("arithmetic.gbnf", 3), ("json.gbnf", 3), ("json_arr.gbnf", 3), ("c.gbnf", 1)]

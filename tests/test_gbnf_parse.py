@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import gbnf
-from moonmaskc.frontends.gbnf_ast import Alternatives, CharClass, Literal, Repetition, RuleRef, Sequence
+from moonmaskc.frontends.gbnf.tree import Alternatives, CharClass, Literal, Repetition, RuleRef, Sequence
 from moonmaskc.limits import Limits
 from tests.conftest import data_path
 

@@ -334,7 +334,7 @@ def test_enum_filtered_by_type_alone_agrees_with_jsonschema(
 ) -> None:
     """Without jsonschema: an enum/const whose schema says only ``type`` keeps exactly the
     candidates that jsonschema (2020-12) accepts."""
-    from moonmaskc.frontends.schema.compiler import _filter_by_type_alone
+    from moonmaskc.frontends.schema.constants import filter_by_type_alone as _filter_by_type_alone
 
     schema: dict[str, Any] = {"const": candidates[0]} if use_const else {"enum": candidates}
     if declared is not None:
@@ -377,7 +377,7 @@ def test_the_walk_never_compiles_the_same_expression_twice(monkeypatch: pytest.M
     """Big sub-expressions become DFA leaves; equal ones must reuse one leaf (automata compare by
     identity), or every expression around them is compiled again. Real schemas that use free-form
     values (kb_0) and the same constrained string schema (o2045) in several places."""
-    import moonmaskc.frontends.schema.compiler as compiler
+    import moonmaskc.frontends.schema.automata as compiler
 
     real_compile = compiler.compile_ir
     compiled: list[str] = []

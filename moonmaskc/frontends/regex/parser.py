@@ -6,7 +6,9 @@ that *contain* a match (JSON Schema ``pattern`` semantics). Both are built from 
 constructors of ``moonmaskc.ir``; code points are compiled to UTF-8 byte sequences through
 ``moonmaskc.utf8``, so no IR built here ever accepts invalid UTF-8.
 
-The syntax lives in ``moonmaskc/grammars/regex.lark`` (loaded once with Lark LALR); the ``_IRBuilder``
+This module is the package's parser (``moonmaskc.frontends.regex`` re-exports its entry points);
+``nesting`` refuses groups nested past ``--max-nesting`` before it runs. The syntax lives in
+``moonmaskc/grammars/regex.lark`` (loaded once with Lark LALR); the ``_IRBuilder``
 callbacks run inline while Lark parses (no parse tree is built) and give each rule and token its
 meaning; what one parse needs besides the tokens (pattern, limits, flavor) sits in a context
 variable, so the one parser serves every thread. ``docs/regex.md`` is the user-facing reference. Decisions
@@ -47,6 +49,7 @@ from lark.lexer import Lexer
 from moonmaskc import ir, utf8
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
+from moonmaskc.frontends.regex.nesting import check_nesting, too_deep
 from moonmaskc.grammar_files import grammar_text
 from moonmaskc.limits import Limits
 
@@ -296,7 +299,7 @@ def parse_search(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "e
 
 
 def _parse(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
-    _check_nesting(pattern, limits.max_nesting)
+    check_nesting(pattern, limits.max_nesting)
     parser = _parser()
     context = _Context(pattern, limits, flavor, [])
     reset = _CONTEXT.set(context)
@@ -305,7 +308,7 @@ def _parse(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
     except UnexpectedInput as error:
         raise _syntax_error(error, pattern) from None
     except RecursionError:
-        raise _too_deep(pattern) from None
+        raise too_deep(pattern) from None
     finally:
         _CONTEXT.reset(reset)
     return _Parsed(branches=branches, named_groups=context.named_groups)
@@ -679,48 +682,6 @@ def _reject_letter_escape(letter: str, text: str, position: int) -> None:
         raise _source_error(f"incomplete escape \\{letter}: it needs {digits} hex digits", position)
     if letter.isascii() and letter.isalpha():
         raise _source_error(f"bad escape {text}", position)
-
-
-def _check_nesting(pattern: str, max_nesting: int) -> None:
-    """Refuse groups nested deeper than ``max_nesting`` (``--max-nesting``) before any recursive
-    pass (the NFA builder) sees them."""
-    if pattern.count("(") <= max_nesting:
-        return
-    depth = 0
-    index = 0
-    in_class = False
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            if pattern.startswith("^", index + 1):
-                index += 1
-        elif char == "(":
-            depth += 1
-            if depth > max_nesting:
-                raise LimitError(
-                    "max_nesting",
-                    max_nesting,
-                    f"groups nest more than {max_nesting} levels deep at position {index} of the pattern",
-                    flag="--max-nesting",
-                )
-        elif char == ")":
-            depth = max(0, depth - 1)
-        index += 1
-
-
-def _too_deep(pattern: str) -> SourceError:
-    depth = max_depth = 0
-    for char in pattern:
-        depth += char == "("
-        depth -= char == ")"
-        max_depth = max(max_depth, depth)
-    return SourceError(f"groups nest too deeply to compile (about {max_depth} levels)", pattern, 0)
 
 
 def _start(token: Token) -> int:

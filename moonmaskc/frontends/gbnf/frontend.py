@@ -6,7 +6,7 @@ Hands on: a ``FrontendResult`` whose node accepts exactly the UTF-8 encodings of
 start rule derives (for recursive grammars: those derivable within depth N), and whose notes tell
 ``inspect`` the start rule, rule counts, recursive rules and the depth applied.
 
-Stages: ``gbnf_parser`` (text to checked syntax tree) then ``gbnf_expand`` (tree to IR).
+Stages: ``parser`` (text to checked syntax tree, ``tree``) then ``expand`` (tree to IR).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from moonmaskc import ir
 from moonmaskc.errors import SourceError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
-from moonmaskc.frontends.gbnf_ast import Grammar
-from moonmaskc.frontends.gbnf_expand import expand
-from moonmaskc.frontends.gbnf_parser import parse_grammar
+from moonmaskc.frontends.gbnf.expand import expand
+from moonmaskc.frontends.gbnf.parser import parse_grammar
+from moonmaskc.frontends.gbnf.tree import Grammar
 from moonmaskc.limits import Limits
 
 DEFAULT_START = "root"

@@ -1,6 +1,6 @@
 """GBNF syntax tree to the shared byte IR, with recursion refused or unrolled to a bounded depth.
 
-Takes: a checked ``gbnf_ast.Grammar``, the start rule, ``Limits`` and ``max_depth`` (None or N >= 0).
+Takes: a checked ``tree.Grammar``, the start rule, ``Limits`` and ``max_depth`` (None or N >= 0).
 Hands on: an ``Expansion``: the IR node of the start rule plus facts for ``inspect``.
 
 Rules reachable from the start rule are expanded in place (each expansion is memoised, so a rule
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from moonmaskc import ir, utf8
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.errors import LimitError, UnsupportedError
-from moonmaskc.frontends.gbnf_ast import (
+from moonmaskc.frontends.gbnf.tree import (
     Alternatives,
     AnyChar,
     CharClass,

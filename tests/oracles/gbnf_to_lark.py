@@ -1,6 +1,6 @@
 """A GBNF syntax tree as an equivalent Lark grammar, for an independent Earley check.
 
-Takes: a ``gbnf_ast.Grammar`` and a start rule. Hands on: Lark grammar text over single code points
+Takes: a ``tree.Grammar`` and a start rule. Hands on: Lark grammar text over single code points
 (every terminal matches exactly one character) that derives the same strings as the GBNF grammar,
 recursion included, and ``earley_recognizer`` which parses it with Lark's Earley parser.
 
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from lark import Lark
 from lark.exceptions import LarkError
 
-from moonmaskc.frontends.gbnf_ast import (
+from moonmaskc.frontends.gbnf.tree import (
     Alternatives,
     AnyChar,
     CharClass,

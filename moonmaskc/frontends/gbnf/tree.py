@@ -1,7 +1,7 @@
 """The syntax tree of a GBNF grammar, as parsed from llama.cpp's dialect.
 
-Takes: nothing (plain data). Hands on: immutable nodes that ``gbnf_parser`` builds and that
-``gbnf_expand`` (to the byte IR) and ``gbnf_to_lark`` (to an independent Earley oracle) consume.
+Takes: nothing (plain data). Hands on: immutable nodes that ``parser`` builds and that
+``expand`` (to the byte IR) and ``tests/oracles/gbnf_to_lark`` (to an independent Earley oracle) consume.
 Every node carries ``position``, a character offset into the grammar source, for error carets.
 Characters are Unicode code points; classes are lists of inclusive code point ranges.
 """

@@ -1,6 +1,6 @@
 """GBNF source text to a checked syntax tree.
 
-Takes: grammar text in llama.cpp's dialect. Hands on: a ``gbnf_ast.Grammar`` whose rules are all
+Takes: grammar text in llama.cpp's dialect. Hands on: a ``tree.Grammar`` whose rules are all
 defined exactly once and whose every reference names a defined rule. Raises ``SourceError`` (with
 a caret) for syntax errors, bad escapes, duplicate or undefined rules and an empty grammar, and
 ``UnsupportedError`` for token references (``<[id]>``, ``<token>``, ``!<...>``).
@@ -18,7 +18,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from moonmaskc.errors import SourceError, UnsupportedError
-from moonmaskc.frontends.gbnf_ast import (
+from moonmaskc.frontends.gbnf.tree import (
     Alternatives,
     AnyChar,
     CharClass,
@@ -178,7 +178,7 @@ def _describe_expected(expected: set[str]) -> str:
 
 
 class _Builder:
-    """Turns the Lark tree of one rule into ``gbnf_ast`` nodes, decoding literals and classes."""
+    """Turns the Lark tree of one rule into ``tree`` nodes, decoding literals and classes."""
 
     def __init__(self, source: str) -> None:
         self.source = source

@@ -1,0 +1,171 @@
+"""The automata a schema walk builds, each once: DFAs of IR nodes, big nodes shared as DFA leaves,
+DFAs derived by products, the key regions of ``patternProperties`` and the any-value universes.
+
+Takes: the whitespace ``Layout`` and ``Limits`` of the walk, and IR nodes or DFAs.
+Hands on: DFAs and ``ir.Automaton`` leaves. Equal inputs give the same leaf object (automata
+compare by identity), so the expressions around equal nodes stay equal and their DFAs are found
+again in the caches instead of being compiled once more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from moonmaskc import ir
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.product import difference, is_empty, union
+from moonmaskc.frontends.schema import canonical
+from moonmaskc.frontends.schema.layout import Layout
+from moonmaskc.frontends.schema.property_keys import key_regions
+from moonmaskc.frontends.work import check_work
+from moonmaskc.limits import Limits
+
+SHARE_SIZE = 4000
+# Universe automata depend only on (whitespace policy, depth, limits): built once per process.
+_UNIVERSE_CACHE: dict[tuple[str, int, Limits], ir.Automaton] = {}
+
+KeyRegions = list[tuple[tuple[int, ...], ir.Automaton]]
+
+
+class Automata:
+    """The caches of one walk (see the module docstring)."""
+
+    def __init__(self, layout: Layout, limits: Limits) -> None:
+        self.layout = layout
+        self.limits = limits
+        self._universes: dict[int, ir.Node] = {}
+        self._dfas: dict[ir.Node, DFA] = {}
+        self._shared: dict[ir.Node, ir.Automaton] = {}
+        self._derived: dict[tuple[str, tuple[int, ...]], tuple[ir.Automaton, tuple[DFA, ...]]] = {}
+        self._regions: dict[tuple[int, ...], tuple[KeyRegions, tuple[DFA, ...]]] = {}
+        # Number nodes by their keywords (values and their types): see ``types.numbers``.
+        self.numbers: dict[tuple[Any, ...], ir.Node] = {}
+
+    def dfa(self, node: ir.Node) -> DFA:
+        """The minimal DFA of ``node``, compiled once per walk (nodes cache their hash)."""
+        if isinstance(node, ir.Automaton):
+            return node.dfa
+        found = self._dfas.get(node)
+        if found is None:
+            check_work(node, self.limits)
+            found = self._dfas[node] = compile_ir(node, self.limits)
+        return found
+
+    def share(self, node: ir.Node) -> ir.Node:
+        """``node``, or when it is big, its DFA as a leaf: one leaf object per node, so that the
+        expressions around equal nodes stay equal (automata compare by identity) and their DFAs
+        are found again in the walk's cache instead of being compiled once more."""
+        if isinstance(node, ir.Automaton) or not ir.size_exceeds(node, SHARE_SIZE):
+            return node
+        found = self._shared.get(node)
+        if found is None:
+            found = self._shared[node] = ir.Automaton(self.dfa(node), "shared")
+        return found
+
+    def derived(self, label: str, inputs: tuple[DFA, ...], build: Callable[[], DFA]) -> ir.Automaton:
+        """The DFA ``build`` makes from ``inputs`` as a leaf, one per label and inputs: the inputs
+        come from the walk's caches, so equal ones are the same objects (see ``share``)."""
+        key = (label, tuple(map(id, inputs)))
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = (ir.Automaton(build(), label), inputs)  # inputs kept alive
+        return found[0]
+
+    def other_keys(self, keys: list[str]) -> ir.Automaton:
+        """Canonical quoted strings other than ``keys``, as a leaf: every canonical string minus the
+        keys' (a string has one canonical form, so the difference of the forms is the form of the
+        difference)."""
+        any_key = quoted_string_dfa(self.limits)
+        if not keys:
+            return self.derived("other keys", (any_key,), lambda: any_key)
+        declared = self.dfa(ir.alt(*map(key_literal, keys)))
+        return self.derived(
+            "other keys", (any_key, declared), lambda: difference(any_key, declared, self.limits)
+        )
+
+    def key_regions(self, undeclared: ir.Automaton, patterns: list[DFA], where: str) -> KeyRegions:
+        """``property_keys.key_regions`` as leaves, once per inputs (see ``derived``): an object
+        schema reached from several places gives the same automata, so its IR is shared. Without
+        patterns the one region is ``undeclared`` itself."""
+        if not patterns:
+            return [((), undeclared)]
+        inputs = (undeclared.dfa, *patterns)
+        key = tuple(map(id, inputs))
+        found = self._regions.get(key)
+        if found is None:
+            regions = [
+                (indexes, ir.Automaton(region, f"keys of patternProperties {list(indexes)}"))
+                for indexes, region in key_regions(undeclared.dfa, patterns, self.limits, where)
+            ]
+            found = self._regions[key] = (regions, inputs)  # inputs kept alive
+        return found[0]
+
+    def universe_leaf(self, depth: int) -> ir.Automaton:
+        """The any-JSON-value automaton of ``depth`` as a leaf, the same object every time (see
+        ``share``)."""
+        key = (self.layout.policy, depth, self.limits)
+        if key not in _UNIVERSE_CACHE:
+            dfa = self.dfa(self.universe_node(depth))
+            _UNIVERSE_CACHE[key] = ir.Automaton(dfa, f"any JSON value, depth <= {depth}")
+        return _UNIVERSE_CACHE[key]
+
+    def universe_node(self, depth: int) -> ir.Node:
+        """Every canonical JSON value nesting at most ``depth`` deep, as an expression."""
+        if depth in self._universes:
+            return self._universes[depth]
+        if depth < 0:
+            return ir.NOTHING
+        layout = self.layout
+        scalars = ir.alt(
+            ir.literal(b"null"),
+            ir.literal(b"true"),
+            ir.literal(b"false"),
+            canonical.CANONICAL_NUMBER,
+            canonical.quoted(canonical.STRING_BODY),
+        )
+        if depth == 0:
+            node = scalars
+        else:
+            inner = self.universe_leaf(depth - 1)
+            elements = ir.seq(inner, ir.star(ir.seq(layout.comma, inner)))
+            member = layout.member(canonical.quoted(canonical.STRING_BODY), inner)
+            members = ir.seq(member, ir.star(ir.seq(layout.comma, member)))
+            node = ir.alt(
+                scalars, layout.wrap(b"[", elements, b"]", True), layout.wrap(b"{", members, b"}", True)
+            )
+        self._universes[depth] = node
+        return node
+
+
+def is_empty_node(node: ir.Node) -> bool:
+    if isinstance(node, ir.Automaton):
+        return is_empty(node.dfa)
+    return node == ir.NOTHING
+
+
+def union_all(dfas: tuple[DFA, ...], limits: Limits) -> DFA:
+    result = dfas[0]
+    for dfa in dfas[1:]:
+        result = union(result, dfa, limits)
+    return result
+
+
+@cache
+def string_char_automaton() -> ir.Automaton:
+    """One canonical string character as its minimal DFA (16 states, against about 200 NFA states
+    for the expression, whose escapes are spelled out): ``maxLength: n`` copies it n times."""
+    return ir.Automaton(compile_ir(canonical.STRING_CHAR), "string character")
+
+
+@cache
+def quoted_string_dfa(limits: Limits) -> DFA:
+    """Every canonical JSON string, quotes included: a constant, built once per process and limits."""
+    return compile_ir(canonical.quoted(canonical.STRING_BODY), limits)
+
+
+def key_literal(key: str) -> ir.Node:
+    """A property name as its canonical quoted string."""
+    return ir.text(canonical.serialize(key))

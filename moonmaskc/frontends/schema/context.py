@@ -1,0 +1,246 @@
+"""The state of one schema walk, apart from its automata: where the walk is and what it recorded.
+
+Takes: the root schema, the whitespace ``Layout``, ``lenient``, ``refuse_unknown`` and ``Limits``.
+Hands on: a ``Context`` that the walk's modules read and update:
+- the ``$ref`` stack, the ``$ref`` cuts (``refs_cut``) and the walked ``$ref`` targets by context;
+- the soundness ``Flags`` of the part being walked (see ``compiler``'s module docstring);
+- the nesting of arrays and objects and the depth budget of a part that goes through a DFA
+  product (``bounded``), and the count of nested subschemas against ``--max-nesting``;
+- the policy's records: ``refuse`` / ``drop`` (lenient), unknown keywords and formats, OpenAPI
+  keywords, as warnings, and how dropped keywords move the language (``effects``);
+- the draft the root declares, its ``RefResolver`` and a jsonschema validator of it.
+
+Two depths are in play here: ``ref_depth`` (``Limits.max_depth``: how often a ``$ref`` target may
+be re-entered, and how deep values accepted by ``{}`` nest) and ``nesting`` against the budget
+that a complement or product sets from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from moonmaskc import ir
+from moonmaskc.errors import LimitError, SourceError, UnsupportedError
+from moonmaskc.frontends.schema.keywords import unknown_format_warning, unknown_keyword_warning
+from moonmaskc.frontends.schema.layout import Layout
+from moonmaskc.frontends.schema.policy import has_openapi_intent
+from moonmaskc.frontends.schema.refs import RefResolver
+from moonmaskc.limits import Limits
+
+_OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
+
+
+@dataclass
+class Flags:
+    """What makes a language unfit to complement: objects of a fixed key order (``ordered``),
+    recursion cut at the ``$ref`` depth (``ref_cut``), values cut at the depth budget
+    (``depth_cut``)."""
+
+    ordered: bool = False
+    ref_cut: bool = False
+    depth_cut: bool = False
+
+    def absorb(self, inner: Flags) -> None:
+        """Learn what a part walked with its own flags recorded."""
+        self.ordered |= inner.ordered
+        self.ref_cut |= inner.ref_cut
+        self.depth_cut |= inner.depth_cut
+
+
+@dataclass(frozen=True)
+class RefRecord:
+    """A $ref target walked once: its node and what the walk recorded on the way."""
+
+    node: ir.Node
+    flags: Flags
+    warnings: tuple[str, ...]
+    refs_cut: tuple[str, ...]
+    effects: tuple[str, ...]
+
+
+@dataclass
+class Context:
+    root: Any
+    layout: Layout
+    lenient: bool
+    limits: Limits
+    refuse_unknown: bool = False
+    warnings: dict[str, None] = field(default_factory=dict)
+    # How the validation keywords dropped under lenient move the language ("wider", "narrower").
+    effects: dict[str, None] = field(default_factory=dict)
+    # +1 where the language being built is the schema's own, -1 inside a complement (a keyword
+    # dropped there narrows the result), 0 where it counts both ways (an "exactly one" product).
+    polarity: int = 1
+    refs_cut: dict[str, None] = field(default_factory=dict)
+    string_costs: dict[str, int] = field(default_factory=dict)  # length keyword -> states it needs
+    ref_stack: list[str] = field(default_factory=list)
+    nesting: int = 0
+    walk_depth: int = 0  # nested subschemas being walked, against limits.max_nesting
+    budget_end: int | None = None
+    flags: Flags = field(default_factory=Flags)
+    ref_records: dict[tuple[Any, ...], RefRecord] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""
+        self.old_draft = any(d in str(declared) for d in _OLD_DRAFTS)
+        self.new_draft = bool(declared) and not self.old_draft
+        id_keywords = ("id",) if any(d in str(declared) for d in ("draft-04", "draft-03")) else ("$id",)
+        self.resolver = RefResolver(
+            self.root, self.old_draft if declared else None, id_keywords if declared else ("$id", "id")
+        )
+        self.openapi_document = has_openapi_intent(self.root)
+
+    @property
+    def ref_depth(self) -> int:
+        """How many times a ``$ref`` target may be re-entered (``--max-depth`` for schemas)."""
+        return self.limits.max_depth
+
+    @cached_property
+    def validator(self) -> Any:
+        """A jsonschema validator of the root schema (with format checks), for enum and const
+        candidates. Built on first use: importing jsonschema can take a second (its optional format
+        packages build parsers at import), and most schemas never need it."""
+        from jsonschema import FormatChecker, validators
+
+        validator_class = validators.validator_for(self.root, default=validators.Draft202012Validator)
+        return validator_class(self.root, format_checker=FormatChecker())
+
+    # ------------------------------------------------------------------ policy records
+
+    def refuse(self, keyword: str, reason: str, where: str) -> None:
+        """Strict: raise. Lenient: record a warning; the caller drops the keyword."""
+        if not self.lenient:
+            raise UnsupportedError(f"keyword {keyword!r}", reason, where=where)
+        self.drop(f"ignored keyword {keyword!r} at {where}: {reason}")
+
+    def drop(self, warning: str) -> None:
+        """Record a validation keyword dropped under lenient, and how that moves the language: wider
+        where the schema's own language is built, narrower inside a complement."""
+        self.warnings[warning] = None
+        if self.polarity >= 0:
+            self.effects["wider"] = None
+        if self.polarity <= 0:
+            self.effects["narrower"] = None
+
+    def unknown_keyword(self, keyword: str, where: str) -> None:
+        """A keyword of no vocabulary we know: an annotation, warned once per place (an error under
+        ``refuse_unknown``)."""
+        warning = unknown_keyword_warning(keyword, where)
+        if self.refuse_unknown:
+            raise UnsupportedError(
+                f"keyword {keyword!r}", warning.split(": ", 1)[1] + " (--refuse-unknown)", where=where
+            )
+        self.warnings[warning] = None
+
+    def unknown_format(self, name: str, where: str) -> None:
+        """A ``format`` no JSON Schema draft defines: an annotation, like an unknown keyword."""
+        warning = unknown_format_warning(name, where)
+        if self.refuse_unknown:
+            raise UnsupportedError(
+                f"format {name!r}", warning.split(": ", 1)[1] + " (--refuse-unknown)", where=where
+            )
+        self.warnings[warning] = None
+
+    def openapi_keyword(self, keyword: str, where: str, meaning: str) -> None:
+        self.warnings[f"OpenAPI keyword {keyword!r} at {where}: {meaning}"] = None
+
+    def attempt(self, keyword: str, where: str, build: Callable[[], ir.Node]) -> ir.Node | None:
+        """Run a keyword's builder; under lenient, a keyword that cannot be compiled is dropped."""
+        try:
+            return build()
+        except (UnsupportedError, SourceError) as error:
+            if isinstance(error, UnsupportedError) and error.where:
+                reason = str(error)
+            else:
+                reason = error.message if isinstance(error, SourceError) else str(error)
+            self.refuse(keyword, reason, where)
+            return None
+
+    # ------------------------------------------------------------------ where the walk is
+
+    @contextmanager
+    def signed(self, sign: int) -> Iterator[None]:
+        """Walk a part whose language enters the result with ``sign`` (-1: complemented, 0: both)."""
+        saved = self.polarity
+        self.polarity = saved * sign
+        try:
+            yield
+        finally:
+            self.polarity = saved
+
+    @contextmanager
+    def subschema(self, where: str) -> Iterator[None]:
+        """Walk one more nested subschema, counted against ``max_nesting``."""
+        self.walk_depth += 1
+        try:
+            if self.walk_depth > self.limits.max_nesting:
+                raise LimitError(
+                    "max_nesting",
+                    self.limits.max_nesting,
+                    f"the schema nests subschemas (and $ref targets) more than {self.limits.max_nesting} "
+                    f"levels deep, at {where}",
+                    "--max-nesting",
+                )
+            yield
+        finally:
+            self.walk_depth -= 1
+
+    @contextmanager
+    def deeper(self) -> Iterator[None]:
+        """Walk the values inside an array or an object."""
+        self.nesting += 1
+        try:
+            yield
+        finally:
+            self.nesting -= 1
+
+    def past_budget(self) -> bool:
+        """Whether the values walked now lie deeper than the depth budget (recorded as a cut)."""
+        if self.budget_end is not None and self.nesting > self.budget_end:
+            self.flags.depth_cut = True
+            return True
+        return False
+
+    def depth_left(self) -> int:
+        """How deep values may still nest: within the budget where one is set, else the $ref depth."""
+        return self.ref_depth if self.budget_end is None else self.budget_end - self.nesting
+
+    @contextmanager
+    def bounded(self) -> Iterator[Flags]:
+        """Walk a part that will go through a DFA product (``not``, ``if``, ``oneOf``): with fresh
+        flags (handed to the block, and filled when it ends) and a depth budget when none is set
+        yet; afterwards the outer flags learn what the part recorded and the budget is restored."""
+        saved_flags, saved_budget = self.flags, self.budget_end
+        inner = self.flags = Flags()
+        if self.budget_end is None:
+            self.budget_end = self.nesting + self.ref_depth
+        try:
+            yield inner
+        finally:
+            self.budget_end = saved_budget
+            self.flags = saved_flags
+            saved_flags.ordered |= inner.ordered
+            saved_flags.ref_cut |= inner.ref_cut
+
+    @contextmanager
+    def probe(self) -> Iterator[None]:
+        """A walk whose records are forgotten afterwards (flags, warnings, cuts, effects): a look
+        at a language that decides something, whose parts the real walk meets again."""
+        saved = (self.flags, dict(self.warnings), dict(self.refs_cut), dict(self.effects))
+        self.flags = Flags()
+        try:
+            yield
+        finally:
+            self.flags = saved[0]
+            self.warnings, self.refs_cut, self.effects = saved[1], saved[2], saved[3]
+
+    def replay(self, record: RefRecord) -> None:
+        """Record again what walking a $ref target recorded the first time."""
+        self.flags.absorb(record.flags)
+        self.warnings.update(dict.fromkeys(record.warnings))
+        self.refs_cut.update(dict.fromkeys(record.refs_cut))
+        self.effects.update(dict.fromkeys(record.effects))

@@ -1,0 +1,157 @@
+"""Objects: a schema's object keywords to the language of its objects.
+
+Takes: a cleaned schema and the walk (``compiler.SchemaWalk``).
+Hands on: objects whose declared properties (``properties``, then the ``required`` keys not
+declared) come first in schema order, each once, then any other keys allowed by
+``additionalProperties`` / ``patternProperties`` / ``propertyNames``, within ``minProperties`` /
+``maxProperties``. A value of a key that several patterns (or a property and patterns) match is
+valid for all their schemas; the undeclared keys are split into regions by the patterns they
+match (``property_keys``). A fixed order of two or more keys is recorded in the flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from moonmaskc import ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.product import intersect
+from moonmaskc.errors import UnsupportedError
+from moonmaskc.frontends.schema import canonical
+from moonmaskc.frontends.schema.arguments import as_list, count
+from moonmaskc.frontends.schema.automata import is_empty_node, key_literal, quoted_string_dfa
+from moonmaskc.frontends.schema.combinators.all_of import all_of, every_schema
+from moonmaskc.frontends.schema.property_keys import matching_patterns
+from moonmaskc.frontends.schema.refs import pointer_child
+from moonmaskc.frontends.schema.sequences import Member, ordered_members
+from moonmaskc.frontends.schema.types.strings import pattern_node
+
+if TYPE_CHECKING:
+    from moonmaskc.frontends.schema.compiler import SchemaWalk
+
+
+@dataclass(frozen=True, eq=False)
+class PropertyPattern:
+    """One pattern of ``patternProperties``: its value schema with its pointer, and the quoted
+    canonical keys it matches."""
+
+    value: tuple[Any, str]
+    keys: DFA
+
+
+def object_node(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node:
+    """The objects that ``schema`` accepts."""
+    ctx, automata, layout = walk.ctx, walk.automata, walk.layout
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict):
+        raise UnsupportedError("keyword 'properties'", "must be an object", where=where)
+    required = list(dict.fromkeys(as_list(schema.get("required", []), "required", where)))
+    extra_schema = schema.get("additionalProperties", True)
+    least = count(schema, "minProperties", where) or 0
+    most = count(schema, "maxProperties", where)
+    keys = [*properties, *(k for k in required if k not in properties)]
+    members: list[Member] = []
+    with ctx.deeper():
+        if ctx.past_budget():
+            return ir.NOTHING
+        patterns = property_patterns(walk, schema, where)
+        names = property_names(walk, schema, where)
+        for key in keys:
+            quoted_key = canonical.serialize(key).encode("utf-8")
+            is_required = key in required
+            if names is not None and not names.accepts(quoted_key):
+                if is_required:
+                    return ir.NOTHING
+                continue
+            matched = matching_patterns(quoted_key, [pattern.keys for pattern in patterns])
+            schemas = [patterns[i].value for i in matched]
+            if key in properties:
+                schemas.insert(0, (properties[key], pointer_child(where, "properties", key)))
+            if not schemas:
+                schemas = [(extra_schema, pointer_child(where, "additionalProperties"))]
+            value = automata.share(every_schema(walk, schemas))
+            if is_empty_node(value):
+                if is_required:
+                    return ir.NOTHING
+                continue
+            members.append(Member(layout.member(key_literal(key), value), is_required))
+        extra = extra_members(walk, keys, patterns, names, extra_schema, where)
+    if ctx.budget_end is not None and len(members) == 1 and extra is not None and least == 0 and most is None:
+        # Inside a complement: one declared key may stand anywhere among the extra keys, so the
+        # language holds every key order and the complement stays exact.
+        comma = layout.comma
+        extras = ir.seq(extra, ir.star(ir.seq(comma, extra)))
+        only = members[0]
+        around = ir.seq(ir.optional(ir.seq(extras, comma)), only.node, ir.optional(ir.seq(comma, extras)))
+        content = around if only.required else ir.alt(around, extras)
+        return layout.wrap(b"{", content, b"}", not only.required)
+    possible = None if extra is not None else len(members)
+    if members and (possible is None or possible >= 2) and (most is None or most >= 2):
+        ctx.flags.ordered = True
+    content, may_be_empty = ordered_members(members, extra, layout.comma, least, most, automata.share)
+    return layout.wrap(b"{", content, b"}", may_be_empty)
+
+
+def property_patterns(walk: SchemaWalk, schema: dict[str, Any], where: str) -> list[PropertyPattern]:
+    """The patterns of ``patternProperties`` with the quoted canonical keys each matches (a
+    pattern that cannot be compiled is refused; under lenient it is dropped with a warning)."""
+    declared = schema.get("patternProperties", {})
+    if not isinstance(declared, dict):
+        raise UnsupportedError("keyword 'patternProperties'", "must be an object", where=where)
+    found: list[PropertyPattern] = []
+    for pattern, value_schema in declared.items():
+        pattern_where = pointer_child(where, "patternProperties", pattern)
+        keys = pattern_keys(walk, pattern, pattern_where)
+        if keys is not None:
+            found.append(PropertyPattern((value_schema, pattern_where), keys))
+    return found
+
+
+def pattern_keys(walk: SchemaWalk, pattern: Any, where: str) -> DFA | None:
+    """The quoted canonical keys that ``pattern`` matches (None: refused under lenient)."""
+    automata, limits = walk.automata, walk.limits
+    node = walk.ctx.attempt("patternProperties", where, lambda: pattern_node(pattern, limits))
+    if node is None:
+        return None
+    any_key, matches = quoted_string_dfa(limits), automata.dfa(canonical.quoted(node))
+    return automata.derived("keys", (any_key, matches), lambda: intersect(any_key, matches, limits)).dfa
+
+
+def property_names(walk: SchemaWalk, schema: dict[str, Any], where: str) -> DFA | None:
+    """The quoted canonical keys that ``propertyNames`` allows (None without the keyword)."""
+    if "propertyNames" not in schema:
+        return None
+    names_where = pointer_child(where, "propertyNames")
+    node = all_of(walk, [{"type": "string"}, schema["propertyNames"]], names_where, [names_where] * 2)
+    return walk.automata.dfa(node)
+
+
+def extra_members(
+    walk: SchemaWalk,
+    keys: list[str],
+    patterns: list[PropertyPattern],
+    names: DFA | None,
+    extra_schema: Any,
+    where: str,
+) -> ir.Node | None:
+    """The language of one member whose key is not declared: its key is any canonical string
+    but the declared keys (and allowed by ``propertyNames``), its value valid for the schema
+    of every pattern that matches the key, or for ``additionalProperties`` where none does."""
+    automata = walk.automata
+    if extra_schema is False and not patterns:
+        return None  # no undeclared key may appear
+    extra_where = pointer_child(where, "additionalProperties")
+    undeclared = automata.other_keys(keys)
+    if names is not None:
+        named = (undeclared.dfa, names)
+        undeclared = automata.derived("named keys", named, lambda: intersect(*named, walk.limits))
+    parts: list[ir.Node] = []
+    for indexes, region in automata.key_regions(undeclared, [p.keys for p in patterns], where):
+        if not indexes and extra_schema is False:
+            continue
+        schemas = [patterns[i].value for i in indexes] or [(extra_schema, extra_where)]
+        value = automata.share(every_schema(walk, schemas))
+        if not is_empty_node(value):
+            parts.append(walk.layout.member(region, value))
+    return ir.alt(*parts) if parts else None

@@ -1,0 +1,117 @@
+"""Strings: a schema's string keywords to the language of its canonical quoted strings.
+
+Takes: a cleaned schema and the walk (``compiler.SchemaWalk``).
+Hands on: canonical JSON strings within ``minLength`` / ``maxLength``, in the language of a known
+``format`` (``schema.formats``; an unknown format name is an annotation) and matching ``pattern``
+(an ECMA regex searched anywhere in the decoded string), intersected as DFAs. A length bound that
+cannot fit ``--max-states`` fails early (strict) or is dropped (lenient); the states each length
+bound needs are recorded for the error a too-big DFA raises.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from moonmaskc import ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.product import intersect
+from moonmaskc.errors import LimitError, UnsupportedError
+from moonmaskc.frontends.schema import canonical
+from moonmaskc.frontends.schema.arguments import count
+from moonmaskc.frontends.schema.automata import string_char_automaton
+from moonmaskc.frontends.schema.keywords import SPEC_FORMATS
+from moonmaskc.frontends.schema.refs import pointer_child
+from moonmaskc.limits import Limits
+
+if TYPE_CHECKING:
+    from moonmaskc.frontends.schema.compiler import SchemaWalk
+
+
+def string(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node:
+    """The quoted canonical strings that ``schema`` accepts."""
+    ctx, automata = walk.ctx, walk.automata
+    least = count(schema, "minLength", where) or 0
+    most = count(schema, "maxLength", where)
+    if most is not None and most < least:
+        return ir.NOTHING
+    if "pattern" not in schema and "format" not in schema:  # those may bound the length lower
+        if most is not None and not length_fits(walk, "maxLength", most, where):
+            most = None
+        if least and not length_fits(walk, "minLength", least, where):
+            least = 0
+    body = ir.repeat(string_char_automaton(), least, most)
+    if least == 0 and most is None:
+        body = canonical.STRING_BODY
+    constraints: list[DFA] = []
+    within_body = False  # whether constraints[0] is already inside the canonical STRING_BODY
+    if "format" in schema:
+        from moonmaskc.frontends.schema.formats import FORMATS, format_node, format_string_dfa
+
+        name = str(schema["format"])
+        format_where = pointer_child(where, "format")
+        if name in FORMATS or name in SPEC_FORMATS:
+            known = ctx.attempt("format", format_where, lambda: format_node(name, where))
+        else:
+            ctx.unknown_format(name, format_where)
+            known = None
+        if known is not None:
+            constraints.append(format_string_dfa(name, walk.limits))
+            within_body = True
+    if "pattern" in schema:
+        pattern = schema["pattern"]
+        node = ctx.attempt(
+            "pattern", pointer_child(where, "pattern"), lambda: pattern_node(pattern, walk.limits)
+        )
+        if node is not None:
+            constraints.append(automata.dfa(node))
+    if not constraints:
+        return canonical.quoted(body)
+    if within_body and body is canonical.STRING_BODY:
+        inputs = tuple(constraints)
+    else:
+        inputs = (automata.dfa(body), *constraints)
+
+    def language() -> DFA:
+        result = inputs[0]
+        for constraint in inputs[1:]:
+            result = intersect(result, constraint, walk.limits)
+        return result
+
+    return canonical.quoted(automata.derived("string", inputs, language))
+
+
+def length_fits(walk: SchemaWalk, keyword: str, length: int, where: str) -> bool:
+    """Whether a string length bound fits the state bound: ``length`` characters need one
+    state per count for each state inside a character, all distinct in the minimal DFA of
+    any schema that reaches the string (its closing quote ends it), so past the bound the
+    compile would fail anyway, only after building most of the automaton. Strict: a
+    ``LimitError`` naming the keyword. Lenient: a warning; the caller drops the keyword."""
+    ctx, limits = walk.ctx, walk.limits
+    per_character = string_char_automaton().dfa.num_states - 2  # not the dead state nor the end
+    needed = per_character * length + 1
+    if needed <= limits.max_states:
+        ctx.string_costs[f"{keyword} {length} at {pointer_child(where, keyword)}"] = needed
+        return True
+    need = f"{keyword} {length} needs at least {needed} automaton states ({per_character} per character)"
+    if not ctx.lenient:
+        raise LimitError(
+            "max_states",
+            limits.max_states,
+            f"{need}, at {pointer_child(where, keyword)}",
+            flag="--max-states",
+        )
+    ctx.drop(
+        f"ignored keyword {keyword!r} at {where}: {need}, more than max_states "
+        f"{limits.max_states} (raise it with --max-states)"
+    )
+    return False
+
+
+def pattern_node(pattern: Any, limits: Limits) -> ir.Node:
+    """The decoded strings that the ECMA regex ``pattern`` matches somewhere, escaped canonically."""
+    from moonmaskc.frontends.regex import parse_search
+
+    if not isinstance(pattern, str):
+        raise UnsupportedError("pattern", "must be a string")
+    decoded = parse_search(pattern, limits, flavor="ecma")
+    return canonical.escape_node(decoded)
