@@ -16,8 +16,10 @@ distinct maps, so the work is about ``states x distinct pairs`` rather than ``st
 
 The same composition runs in C when the native core is built (``moonmaskc.automata._native.token_walk``,
 imported lazily through ``moonmaskc.automata.native``, which needs only the standard library); every
-array is checked here before it goes there. Otherwise only numpy is imported here (plus
-``moonmaskc.errors`` for the size bound and malformed inputs).
+array is checked here before it goes there. There each map is kept sparse (the states it keeps alive
+and their targets), so a composition costs its parent's support rather than every state, and
+``class_next`` is written in its final [states, classes] layout (no transpose here). Otherwise only
+numpy is imported here (plus ``moonmaskc.errors`` for the size bound and malformed inputs).
 """
 
 from __future__ import annotations
@@ -77,12 +79,14 @@ def token_classes(
     eos_row = np.where(dfa.accepting, states, 0).astype(state_dtype(dfa.num_states))
     module = native("token_walk")
     if module is not None:
-        node_map, eos_map, map_count, map_rows = _native_maps(module, dfa, trie, eos_row, on_level, max_cells)
+        node_map, eos_map, map_count, class_table = _native_maps(
+            module, dfa, trie, eos_row, on_level, max_cells
+        )
     else:
         maps = _MapStore(dfa.num_states, max_cells)
         node_map = _compose_over_trie(dfa, trie, maps, on_level)
         eos_map = int(maps.add(maps.padded(eos_row[None, :]))[0])
-        map_count, map_rows = maps.count, maps.rows
+        map_count, class_table = maps.count, maps.class_table
     token_map = np.full(vocab_size, DEAD_MAP, dtype=np.int64)
     token_map[trie.node_token_ids] = node_map[trie.token_nodes]
     token_map[eos_id] = eos_map
@@ -98,7 +102,7 @@ def token_classes(
     class_dtype = np.uint16 if len(class_maps) <= np.iinfo(np.uint16).max else np.int32
     return TokenClasses(
         token_class=class_of_map[token_map].astype(class_dtype),
-        class_next=np.ascontiguousarray(map_rows(class_maps)[:, : dfa.num_states].T),
+        class_next=class_table(class_maps),
     )
 
 
@@ -136,6 +140,13 @@ def _check_inputs(dfa: DFA, trie: ByteTrie, vocab_size: int, eos_id: int) -> Non
         or (np.diff(levels) < 0).any()
     ):
         raise MalformedArraysError("the vocabulary trie's level offsets do not cover its nodes")
+    depths = np.flatnonzero(np.diff(levels)[1:]) + 1  # the levels below the root that hold nodes
+    firsts = levels[depths]  # (a level's nodes run up to the next listed level's first node)
+    if len(depths) and (
+        (np.maximum.reduceat(parents, firsts) >= firsts).any()
+        or (np.minimum.reduceat(parents, firsts) < levels[depths - 1]).any()
+    ):
+        raise MalformedArraysError("a node of the vocabulary trie has its parent outside the level above")
     offsets, token_ids = trie.node_token_offsets, trie.node_token_ids
     if (
         len(offsets) != nodes + 1
@@ -163,9 +174,10 @@ def _native_maps(
     max_cells: int,
 ) -> tuple[np.ndarray, int, int, Callable[[np.ndarray], np.ndarray]]:
     """The native composition (inputs checked by ``_check_inputs``): the map of every node, the
-    eos map, the number of maps and the rows of given map ids."""
+    eos map, the number of maps and ``class_table(map_ids)``, the [states, len(map_ids)] table of
+    the given maps (written by the native core in that layout, no transpose here)."""
     dtype = state_dtype(dfa.num_states)
-    status, count, node_map, matrix, eos_map = module.compose_over_trie(
+    status, count, node_map, maps, eos_map = module.compose_over_trie(
         np.ascontiguousarray(dfa.transitions.T, dtype=dtype),
         np.ascontiguousarray(trie.node_parent, dtype=np.int32),
         np.ascontiguousarray(trie.node_byte, dtype=np.uint8),
@@ -181,7 +193,14 @@ def _native_maps(
         raise MalformedArraysError(
             "the vocabulary trie or the DFA is malformed (rejected by the native core)"
         )
-    return node_map, int(eos_map), int(count), matrix.__getitem__
+
+    def class_table(map_ids: np.ndarray) -> np.ndarray:
+        table_status, table = maps.class_next(np.ascontiguousarray(map_ids, dtype=np.int64))
+        if table_status != module.OK:
+            raise MalformedArraysError("a map id outside the native core's maps")
+        return np.asarray(table)
+
+    return node_map, int(eos_map), int(count), class_table
 
 
 def _compose_over_trie(
@@ -307,6 +326,10 @@ class _MapStore:
     def rows(self, map_ids: np.ndarray) -> np.ndarray:
         """The padded rows of ``map_ids``."""
         return self._matrix[map_ids]
+
+    def class_table(self, map_ids: np.ndarray) -> np.ndarray:
+        """The [states, len(map_ids)] table of the maps ``map_ids`` (their rows, transposed)."""
+        return np.ascontiguousarray(self._matrix[map_ids][:, : self.num_states].T)
 
     def _fingerprints(self, rows: np.ndarray) -> np.ndarray:
         return (np.ascontiguousarray(rows).view(np.uint64) * self._weights).sum(axis=1, dtype=np.uint64)

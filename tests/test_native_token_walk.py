@@ -270,6 +270,75 @@ def test_packing_from_any_window(walk: ModuleType) -> None:
         assert status == walk.OK and np.array_equal(masks, direct), window
 
 
+# -- large synthetic DFAs ---------------------------------------------------------------------------
+
+
+def sparse_dfa(states: int, seed: int) -> tuple[DFA, Vocabulary]:
+    """A DFA of ``states`` states whose transitions mostly die (each lives with probability 1/8),
+    so that the state maps below the first trie levels keep few states alive, and 600 random tokens
+    over ``abcdefghz`` (eight bytes on six live byte classes; ``z`` on class 0 with the rest)."""
+    rng = np.random.default_rng(seed)
+    classes = 7
+    transitions = rng.integers(1, states, size=(states, classes), dtype=np.int32)
+    transitions[rng.random((states, classes)) < 7 / 8] = 0
+    transitions[0] = 0
+    byte_class = np.zeros(256, dtype=np.int32)
+    for position, byte in enumerate(b"abcdefgh"):
+        byte_class[byte] = 1 + position % (classes - 1)
+    accepting = rng.random(states) < 0.3
+    accepting[0] = False
+    alphabet = np.frombuffer(b"abcdefghz", dtype=np.uint8)
+    tokens = [bytes(rng.choice(alphabet, size=rng.integers(1, 6)).tolist()) for _ in range(600)]
+    tokens += [b"", b"\xff"]  # eos, a token that dies everywhere
+    vocabulary = Vocabulary.from_tokens(tokens, eos_id=len(tokens) - 2)
+    return DFA(transitions, byte_class, accepting, start=1), vocabulary
+
+
+@pytest.mark.parametrize("states", [3_000, 70_000], ids=["uint16", "int32"])
+def test_large_sparse_dfas_give_the_same_classes_on_both_paths(
+    walk: ModuleType, monkeypatch: pytest.MonkeyPatch, states: int
+) -> None:
+    dfa, vocabulary = sparse_dfa(states, seed=states)
+    trie = build_trie(vocabulary)
+    native_classes, pure_classes = both_paths(
+        monkeypatch, lambda: token_classes(dfa, trie, vocabulary.size, vocabulary.eos_id)
+    )
+    assert_same_classes(native_classes, pure_classes)
+    assert native_classes.class_next.dtype == (np.uint16 if states <= 65_535 else np.int32)
+    assert native_classes.num_classes > 100  # many distinct maps, most of them alive on few states
+    rng = np.random.default_rng(1)
+    for token in rng.choice(vocabulary.size, size=40, replace=False).tolist():  # and both are right
+        data = vocabulary.token_bytes[token]
+        column = native_classes.class_next[:, native_classes.token_class[token]]
+        for state in rng.choice(states, size=50, replace=False).tolist():
+            if token == vocabulary.eos_id:
+                target = state if dfa.accepting[state] else 0
+            else:
+                target = walked(dfa, data, state) if data else 0
+            assert column[state] == target
+
+
+def test_the_class_table_takes_only_stored_maps(walk: ModuleType) -> None:
+    """``StateMaps.class_next`` gives the maps' rows transposed, and ``BAD_INPUT`` for ids past
+    the stored maps (or negative); a ``StateMaps`` made by hand holds no map."""
+    dfa, trie, _ = small_dfa_and_trie()
+    columns = np.ascontiguousarray(dfa.transitions.T.astype(np.uint16))
+    eos_row = np.array([0, 1, 0], dtype=np.uint16)
+    status, count, _, maps, _ = walk.compose_over_trie(
+        columns, trie.node_parent, trie.node_byte, dfa.byte_class, trie.level_offsets, 1 << 20, eos_row
+    )
+    assert status == walk.OK and maps.count == count
+    status, table = maps.class_next(np.array([1, 0, 1], dtype=np.int64))
+    assert status == walk.OK and table.dtype == np.uint16
+    assert np.array_equal(table, [[0, 0, 0], [1, 0, 1], [2, 0, 2]])  # identity, dead, identity
+    assert maps.class_next(np.zeros(0, dtype=np.int64))[1].shape == (3, 0)
+    for bad in ([count], [-1], [0, count + 5]):
+        assert maps.class_next(np.array(bad, dtype=np.int64)) == (walk.BAD_INPUT, None)
+    empty = walk.StateMaps()
+    assert empty.count == 0
+    assert empty.class_next(np.array([0], dtype=np.int64)) == (walk.BAD_INPUT, None)
+
+
 # -- malformed arrays ------------------------------------------------------------------------------
 
 
@@ -319,6 +388,13 @@ def malformed_cases() -> Iterator[tuple[str, DFA, ByteTrie, int, int]]:
         "parent is the node",
         dfa,
         dataclasses.replace(trie, node_parent=changed(trie.node_parent, last, last)),
+        size,
+        eos,
+    )
+    yield (
+        "parent in its own level",
+        dfa,
+        dataclasses.replace(trie, node_parent=changed(trie.node_parent, 5, 4)),
         size,
         eos,
     )
@@ -419,6 +495,7 @@ def test_the_native_backstop_rejects_what_slips_past(walk: ModuleType) -> None:
         with_item(0, (1, 1), 3),  # a target past the states
         with_item(1, (last,), last),  # a parent that is the node itself
         with_item(1, (1,), -7),
+        with_item(1, (5,), 4),  # a parent in the node's own level (nodes 3 to 5)
         with_item(3, (5,), 2),  # a byte class past the columns
         with_item(4, (-1,), last + 3),  # levels past the nodes
         with_item(6, (1,), 9),  # the extra row past the states

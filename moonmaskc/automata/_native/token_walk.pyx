@@ -5,19 +5,31 @@
 extra_row, on_level)``
   Takes: ``columns`` (uint16 or int32 [byte classes, states]: ``columns[c, s]`` is the DFA's
   transition from ``s`` on byte class ``c``, state 0 dead), the trie's ``node_parent`` (int32[N],
-  root -1, every other parent a smaller node id), ``node_byte`` (uint8[N]), ``byte_class``
+  root -1, every other node's parent in the level above it), ``node_byte`` (uint8[N]), ``byte_class``
   (int32[256]), ``level_offsets`` (int64[depth + 2]), the bound ``max_cells`` on maps x states,
   ``extra_row`` (one more map to store once the trie is done, the eos map) and ``on_level`` (called
   with the fraction of nodes done after each level, or ``None``).
   Hands on: ``(status, count, node_map, maps, extra_id)``. With status ``OK``: ``node_map``
   (int32[N]) is the map id of every node (0 the dead map, which prunes its subtree; 1 the identity,
-  the root's), ``maps`` (the columns' dtype, [count, states]) holds each distinct map once and
-  ``extra_id`` is the id of ``extra_row``. With status ``LIMIT``: the store held ``count`` maps
-  and needed room for more while ``count x states > max_cells`` (the same test as the numpy map
-  store, on the same growth schedule: 64 rows, doubled). With status ``BAD_INPUT``: an array broke
-  the contract above (the Python side validates first; this is the backstop).
-  Each distinct (map, byte class) pair is composed once (a hash table of pairs); a composed map is
-  found among the stored ones by a hash of its row, then compared in full.
+  the root's), ``maps`` (a ``StateMaps``) holds each distinct map once and ``extra_id`` is the id
+  of ``extra_row``. With status ``LIMIT``: the store held ``count`` maps and needed room for more
+  while ``count x states > max_cells`` (the same test as the numpy map store, on the same growth
+  schedule: 64 maps, doubled). With status ``BAD_INPUT``: an array broke the contract above (the
+  Python side validates first; this is the backstop).
+  Each distinct (map, byte class) pair is composed once (a hash table of pairs); a level's new
+  pairs are composed byte class by byte class, so that one transition column serves many
+  compositions from cache. Maps are kept sparse: the states a map keeps alive (its support,
+  ascending) and its targets there. A child's support is part of its parent's (the dead state
+  leads nowhere), so composing, hashing and comparing a map costs its parent's support, not every
+  state; a composed map is found among the stored ones by its hash, then compared in full (support
+  and targets). Map ids follow the order of composition (the token classes do not depend on it).
+
+``StateMaps.class_next(map_ids)``
+  Takes: ``map_ids`` (int64[k], every id below ``count``). Hands on: ``(status, table)``, ``table``
+  (the columns' dtype, [states, k]) with ``table[s, j]`` the target of map ``map_ids[j]`` from
+  ``s`` (the maps' rows, transposed). It is written a block of rows at a time, each block small
+  enough to stay in cache, with one cursor per map walking its support. Status ``BAD_INPUT``
+  (``table`` ``None``) for an id out of range.
 
 ``pack_masks(allowed, token_class, window)``
   Takes: ``allowed`` (uint8[rows, classes], 0 or 1: the classes each row allows) and
@@ -28,7 +40,7 @@ extra_row, on_level)``
   before it; then the bits of every class on which the row and its start differ are flipped
   (classes hold disjoint tokens). The cost of a start is the number of tokens to flip.
 
-Both release the GIL while they work. No negative indexing anywhere (the checked build turns
+All release the GIL while they work. No negative indexing anywhere (the checked build turns
 bounds and wraparound checks on).
 """
 
@@ -38,13 +50,27 @@ from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define MOONMASKC_PREFETCH(address) __builtin_prefetch(address)
+    #else
+    #define MOONMASKC_PREFETCH(address) ((void)0)
+    #endif
+    """
+    void _prefetch "MOONMASKC_PREFETCH"(const void* address) noexcept nogil
+
 cdef enum:
     _OK = 0
     _LIMIT = 1
     _BAD_INPUT = 2
     _FIRST_CAPACITY = 64
+    _PREFETCH_AHEAD = 16  # entries: a composition asks for a column's cache line this far ahead
+    _TABLE_BLOCK_BYTES = 4194304  # the rows of ``class_next`` written together (measured best)
     _NO_MEMORY = -2
     _OVER_LIMIT = -1
+    _ABSENT = -1  # a pair not in the pair table
+    _PENDING = -2  # the first pair of the current level not composed yet (the next one -3, ...)
 
 OK = _OK
 LIMIT = _LIMIT
@@ -60,18 +86,18 @@ ctypedef fused class_t:
 
 
 # ---------------------------------------------------------------------------------------------
-# The map store: rows of ``row_bytes`` bytes, found by hash (open addressing over map ids).
+# The map store: sparse maps (support and targets), found by hash (open addressing over map ids).
 
 
 cdef struct MapStore:
-    char* rows
-    uint64_t* hashes  # the hash of each stored row
-    int32_t* support  # the states each map keeps alive (not sent to 0), map after map
-    int64_t* support_start  # where each map's support starts in ``support`` [capacity + 1]
-    int64_t support_capacity
+    int32_t* support  # the states each map keeps alive (not sent to 0), ascending, map after map
+    char* targets  # each map's targets on its support, ``target_size`` bytes each, map after map
+    int64_t* support_start  # where each map starts in ``support`` and ``targets`` [capacity + 1]
+    int64_t entry_capacity  # room (entries) in ``support`` and ``targets``
+    int64_t target_size
+    uint64_t* hashes  # the hash of each stored map
     int64_t count
-    int64_t capacity
-    int64_t row_bytes
+    int64_t capacity  # grows like the numpy store's rows (64, doubled): the limit test's schedule
     int64_t num_states
     int64_t max_cells
     int32_t* slots  # map ids, -1 where empty
@@ -87,26 +113,31 @@ cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
     return h
 
 
+cdef void _store_clear(MapStore* store) noexcept nogil:
+    """An empty store owning nothing (safe to free, holds no map)."""
+    memset(store, 0, sizeof(MapStore))
+
+
 cdef int _store_init(
-    MapStore* store, int64_t num_states, int64_t row_bytes, int64_t max_cells
+    MapStore* store, int64_t num_states, int64_t target_size, int64_t max_cells
 ) noexcept nogil:
     store.count = 0
     store.capacity = _FIRST_CAPACITY
-    store.row_bytes = row_bytes
+    store.target_size = target_size
     store.num_states = num_states
     store.max_cells = max_cells
-    store.rows = <char*>malloc(<size_t>(_FIRST_CAPACITY * row_bytes) + 1)
+    store.entry_capacity = 2 * num_states + 64
+    store.support = <int32_t*>malloc(<size_t>store.entry_capacity * sizeof(int32_t))
+    store.targets = <char*>malloc(<size_t>(store.entry_capacity * target_size))
     store.hashes = <uint64_t*>malloc(_FIRST_CAPACITY * sizeof(uint64_t))
     store.slots = <int32_t*>malloc(4 * _FIRST_CAPACITY * sizeof(int32_t))
     store.slot_mask = 4 * _FIRST_CAPACITY - 1
-    store.support_capacity = 4 * num_states + 64
-    store.support = <int32_t*>malloc(<size_t>store.support_capacity * sizeof(int32_t))
     store.support_start = <int64_t*>malloc((_FIRST_CAPACITY + 1) * sizeof(int64_t))
     if (
-        store.rows == NULL
+        store.support == NULL
+        or store.targets == NULL
         or store.hashes == NULL
         or store.slots == NULL
-        or store.support == NULL
         or store.support_start == NULL
     ):
         return _NO_MEMORY
@@ -116,16 +147,12 @@ cdef int _store_init(
 
 
 cdef void _store_free(MapStore* store) noexcept nogil:
-    free(store.rows)
+    free(store.support)
+    free(store.targets)
+    free(store.support_start)
     free(store.hashes)
     free(store.slots)
-    free(store.support)
-    free(store.support_start)
-    store.rows = NULL
-    store.hashes = NULL
-    store.slots = NULL
-    store.support = NULL
-    store.support_start = NULL
+    _store_clear(store)
 
 
 cdef void _slot_insert(MapStore* store, int32_t map_id) noexcept nogil:
@@ -136,15 +163,15 @@ cdef void _slot_insert(MapStore* store, int32_t map_id) noexcept nogil:
 
 
 cdef int _store_append(
-    MapStore* store, const char* row, uint64_t h, const int32_t* support, int64_t support_size
+    MapStore* store, const int32_t* support, const char* targets, int64_t size, uint64_t h
 ) noexcept nogil:
-    """Append ``row`` (hash ``h``, alive on ``support``) unconditionally: its id, ``_OVER_LIMIT``
-    or ``_NO_MEMORY``."""
-    cdef int64_t capacity, size, i, used
-    cdef char* rows
+    """Append the map alive on ``support`` (``size`` states, ascending) with ``targets`` there (hash
+    ``h``) unconditionally: its id, ``_OVER_LIMIT`` or ``_NO_MEMORY``."""
+    cdef int64_t capacity, grown, i, used
     cdef uint64_t* hashes
     cdef int32_t* slots
     cdef int32_t* grown_support
+    cdef char* grown_targets
     cdef int64_t* starts
     if store.count == store.capacity:
         if store.count * store.num_states > store.max_cells:
@@ -152,10 +179,6 @@ cdef int _store_append(
         if store.capacity >= (1 << 30):
             return _NO_MEMORY
         capacity = 2 * store.capacity
-        rows = <char*>realloc(store.rows, <size_t>(capacity * store.row_bytes) + 1)
-        if rows == NULL:
-            return _NO_MEMORY
-        store.rows = rows
         hashes = <uint64_t*>realloc(store.hashes, <size_t>capacity * sizeof(uint64_t))
         if hashes == NULL:
             return _NO_MEMORY
@@ -166,104 +189,198 @@ cdef int _store_append(
         store.support_start = starts
         store.capacity = capacity
     used = store.support_start[store.count]
-    if used + support_size > store.support_capacity:
-        size = 2 * store.support_capacity
-        while used + support_size > size:
-            size *= 2
-        grown_support = <int32_t*>realloc(store.support, <size_t>size * sizeof(int32_t))
+    if used + size > store.entry_capacity:
+        grown = 2 * store.entry_capacity
+        while used + size > grown:
+            grown *= 2
+        grown_support = <int32_t*>realloc(store.support, <size_t>grown * sizeof(int32_t))
         if grown_support == NULL:
             return _NO_MEMORY
         store.support = grown_support
-        store.support_capacity = size
+        grown_targets = <char*>realloc(store.targets, <size_t>(grown * store.target_size))
+        if grown_targets == NULL:
+            return _NO_MEMORY
+        store.targets = grown_targets
+        store.entry_capacity = grown
     if 2 * (store.count + 1) > <int64_t>(store.slot_mask + 1):
-        size = 2 * <int64_t>(store.slot_mask + 1)
-        slots = <int32_t*>realloc(store.slots, <size_t>size * sizeof(int32_t))
+        grown = 2 * <int64_t>(store.slot_mask + 1)
+        slots = <int32_t*>realloc(store.slots, <size_t>grown * sizeof(int32_t))
         if slots == NULL:
             return _NO_MEMORY
-        memset(slots, 0xFF, <size_t>size * sizeof(int32_t))
+        memset(slots, 0xFF, <size_t>grown * sizeof(int32_t))
         store.slots = slots
-        store.slot_mask = <uint64_t>(size - 1)
+        store.slot_mask = <uint64_t>(grown - 1)
         for i in range(store.count):
             _slot_insert(store, <int32_t>i)
-    memcpy(store.rows + store.count * store.row_bytes, row, <size_t>store.row_bytes)
+    memcpy(store.support + used, support, <size_t>size * sizeof(int32_t))
+    memcpy(store.targets + used * store.target_size, targets, <size_t>(size * store.target_size))
+    store.support_start[store.count + 1] = used + size
     store.hashes[store.count] = h
-    memcpy(store.support + used, support, <size_t>support_size * sizeof(int32_t))
-    store.support_start[store.count + 1] = used + support_size
     _slot_insert(store, <int32_t>store.count)
     store.count += 1
     return <int>(store.count - 1)
 
 
 cdef int _store_find_or_append(
-    MapStore* store, const state_t* row, uint64_t h, int32_t* scratch_support
+    MapStore* store, const int32_t* support, const char* targets, int64_t size, uint64_t h
 ) noexcept nogil:
-    """The id of the stored row equal to ``row``, appending it when there is none (its support
-    is found then, in ``scratch_support``)."""
+    """The id of the stored map equal to the given one (same support, same targets), appending it
+    when there is none."""
     cdef uint64_t i = h & store.slot_mask
     cdef int32_t candidate
-    cdef int64_t s, size
+    cdef int64_t first
     while True:
         candidate = store.slots[i]
         if candidate < 0:
-            size = 0
-            for s in range(store.num_states):
-                scratch_support[size] = <int32_t>s
-                size += row[s] != 0
-            return _store_append(store, <const char*>row, h, scratch_support, size)
-        if store.hashes[candidate] == h and memcmp(
-            store.rows + candidate * store.row_bytes, row, <size_t>store.row_bytes
-        ) == 0:
-            return candidate
+            return _store_append(store, support, targets, size, h)
+        if store.hashes[candidate] == h:
+            first = store.support_start[candidate]
+            if (
+                store.support_start[candidate + 1] - first == size
+                and memcmp(store.support + first, support, <size_t>size * sizeof(int32_t)) == 0
+                and memcmp(
+                    store.targets + first * store.target_size, targets, <size_t>(size * store.target_size)
+                ) == 0
+            ):
+                return candidate
         i = (i + 1) & store.slot_mask
 
 
-cdef uint64_t* _weights(int64_t num_states) noexcept nogil:
-    """One odd pseudo-random 64-bit weight per state (splitmix64 from a fixed seed)."""
-    cdef uint64_t* weights = <uint64_t*>malloc(<size_t>(num_states + 1) * sizeof(uint64_t))
-    cdef uint64_t x = 20261129
-    cdef uint64_t z
-    cdef int64_t s
-    if weights == NULL:
-        return NULL
-    for s in range(num_states):
-        x += <uint64_t>0x9E3779B97F4A7C15
-        z = x
-        z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EB
-        weights[s] = (z ^ (z >> 31)) | 1
-    return weights
+cdef inline uint64_t _weight(int64_t state) noexcept nogil:
+    """A pseudo-random 64-bit weight of ``state``: a map's hash mixes the sum of ``target x weight``
+    over its entries (a dead target adds nothing). Computed, not looked up: a table of weights as
+    long as the states would miss the cache on a large DFA."""
+    cdef uint64_t x = <uint64_t>(state + 1) * <uint64_t>0x9E3779B97F4A7C15
+    return x ^ (x >> 29)
 
 
-cdef uint64_t _row_hash(const state_t* row, const uint64_t* weights, int64_t num_states) noexcept nogil:
+cdef uint64_t _sparse_row(
+    const state_t* row,
+    int64_t num_states,
+    int32_t* out_support,
+    state_t* out_targets,
+    int64_t* out_size,
+) noexcept nogil:
+    """The support and targets of the dense ``row``; its hash."""
     cdef uint64_t h = 0
     cdef int64_t s
+    cdef int64_t size = 0
     for s in range(num_states):
-        h += <uint64_t>row[s] * weights[s]
+        if row[s] != 0:
+            out_support[size] = <int32_t>s
+            out_targets[size] = row[s]
+            size += 1
+            h += <uint64_t>row[s] * _weight(s)
+    out_size[0] = size
     return _mix(h)
 
 
-cdef inline uint64_t _compose_row(
-    state_t* out,
-    const state_t* source,
-    const int32_t* source_support,
-    int64_t source_size,
+cdef uint64_t _compose(
+    const int32_t* support,
+    const state_t* targets,
+    int64_t size,
     const state_t* column,
-    const uint64_t* weights,
-    int64_t num_states,
+    int32_t* out_support,
+    state_t* out_targets,
+    int64_t* out_size,
 ) noexcept nogil:
-    """``out[s] = column[source[s]]`` for every state (0 off the source's support, since the dead
-    state leads nowhere); the hash of ``out`` (the zeros add nothing to it)."""
+    """The map ``s -> column[map(s)]`` of the map alive on ``support`` (``size`` states) with
+    ``targets`` there: its support (the states whose target stays alive, still ascending), its
+    targets and its hash. Branch-free: every state is written, and kept when its target is not 0."""
     cdef uint64_t h = 0
     cdef int64_t j
+    cdef int64_t kept = 0
     cdef int32_t s
-    cdef state_t value
-    memset(out, 0, <size_t>num_states * sizeof(state_t))
-    for j in range(source_size):
-        s = source_support[j]
-        value = column[source[s]]
-        out[s] = value
-        h += <uint64_t>value * weights[s]
+    cdef state_t target
+    for j in range(size):
+        if j + _PREFETCH_AHEAD < size:
+            _prefetch(column + targets[j + _PREFETCH_AHEAD])
+        s = support[j]
+        target = column[targets[j]]
+        out_support[kept] = s
+        out_targets[kept] = target
+        h += <uint64_t>target * _weight(s)
+        kept += target != 0
+    out_size[0] = kept
     return _mix(h)
+
+
+cdef void _fill_table(
+    const MapStore* store, const int64_t* map_ids, int64_t k, state_t* out, int64_t* cursors
+) noexcept nogil:
+    """``out[s * k + j]`` = the target of map ``map_ids[j]`` from ``s`` (``out`` zeroed, ids in
+    range, ``cursors`` room for ``2 k``): the rows are written a block at a time, so that the
+    block stays in cache while every map's cursor moves through its part of the block."""
+    cdef const int32_t* support = store.support
+    cdef const state_t* targets = <const state_t*>store.targets
+    cdef int64_t* ends = cursors + k
+    cdef int64_t num_states = store.num_states
+    cdef int64_t block = _TABLE_BLOCK_BYTES // (k * <int64_t>sizeof(state_t))
+    cdef int64_t j, low, high, at, end
+    if block < 1:
+        block = 1
+    for j in range(k):
+        cursors[j] = store.support_start[map_ids[j]]
+        ends[j] = store.support_start[map_ids[j] + 1]
+    low = 0
+    while low < num_states:
+        high = low + block if low + block < num_states else num_states
+        for j in range(k):
+            at = cursors[j]
+            end = ends[j]
+            while at < end and support[at] < high:
+                out[support[at] * k + j] = targets[at]
+                at += 1
+            cursors[j] = at
+        low = high
+
+
+cdef class StateMaps:
+    """The distinct state maps of one ``compose_over_trie`` call, kept sparse (see the module
+    docstring); only ``compose_over_trie`` fills one."""
+
+    cdef MapStore store
+
+    def __cinit__(self) -> None:
+        _store_clear(&self.store)
+
+    def __dealloc__(self) -> None:
+        _store_free(&self.store)
+
+    @property
+    def count(self) -> int:
+        return self.store.count
+
+    def class_next(self, const int64_t[::1] map_ids):
+        """See the module docstring: ``(status, table)``."""
+        cdef int64_t k = map_ids.shape[0]
+        cdef int64_t num_states = self.store.num_states
+        cdef int64_t j
+        cdef int64_t* cursors
+        cdef uint16_t[:, ::1] narrow
+        cdef int32_t[:, ::1] wide
+        for j in range(k):
+            if map_ids[j] < 0 or map_ids[j] >= self.store.count:
+                return _BAD_INPUT, None
+        dtype = np.uint16 if self.store.target_size == sizeof(uint16_t) else np.int32
+        table = np.zeros((num_states, k), dtype=dtype)
+        if k == 0 or num_states == 0:
+            return _OK, table
+        cursors = <int64_t*>malloc(<size_t>(2 * k) * sizeof(int64_t))
+        if cursors == NULL:
+            raise MemoryError("token walk: no memory for the class table")
+        try:
+            if self.store.target_size == sizeof(uint16_t):
+                narrow = table
+                with nogil:
+                    _fill_table(&self.store, &map_ids[0], k, &narrow[0, 0], cursors)
+            else:
+                wide = table
+                with nogil:
+                    _fill_table(&self.store, &map_ids[0], k, &wide[0, 0], cursors)
+        finally:
+            free(cursors)
+        return _OK, table
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,12 +417,21 @@ cdef inline uint64_t _pair_slot(int64_t key, uint64_t mask) noexcept nogil:
 
 
 cdef inline int32_t _pairs_get(const PairTable* pairs, int64_t key) noexcept nogil:
+    """The value of ``key``, ``_ABSENT`` when it is not there."""
     cdef uint64_t i = _pair_slot(key, pairs.mask)
     while pairs.keys[i] >= 0:
         if pairs.keys[i] == key:
             return pairs.values[i]
         i = (i + 1) & pairs.mask
-    return -1
+    return _ABSENT
+
+
+cdef inline void _pairs_set(PairTable* pairs, int64_t key, int32_t value) noexcept nogil:
+    """Change the value of ``key``, which is there."""
+    cdef uint64_t i = _pair_slot(key, pairs.mask)
+    while pairs.keys[i] != key:
+        i = (i + 1) & pairs.mask
+    pairs.values[i] = value
 
 
 cdef int _pairs_put(PairTable* pairs, int64_t key, int32_t value) noexcept nogil:
@@ -346,6 +472,15 @@ cdef int _pairs_put(PairTable* pairs, int64_t key, int32_t value) noexcept nogil
 # Composition over the trie.
 
 
+# A level's pairs not composed yet, the ``k``-th met at ``k`` (each array with room for a level).
+cdef struct Pending:
+    int32_t* parent_map
+    int32_t* byte_cls
+    int32_t* order  # the pairs byte class by byte class (a counting sort)
+    int32_t* composed  # the map id each pair composes to
+    int64_t* class_start  # [classes + 1], the counting sort's
+
+
 cdef int _compose_level(
     MapStore* store,
     PairTable* pairs,
@@ -355,24 +490,31 @@ cdef int _compose_level(
     const int32_t* byte_class,
     int64_t num_classes,
     int32_t* node_map,
-    state_t* scratch,
+    Pending* pending,
     int32_t* scratch_support,
-    const uint64_t* weights,
+    state_t* scratch_targets,
     int64_t low,
     int64_t high,
     int64_t* live,
 ) noexcept nogil:
     """Map ids of the nodes ``low:high`` (one trie level): 0, ``_OVER_LIMIT``, ``_NO_MEMORY``
-    or ``BAD_INPUT`` (a parent that is not a smaller node id)."""
-    cdef int64_t node, parent, key, byte_cls, first
+    or ``BAD_INPUT`` (a parent that is not in an earlier level).
+
+    The level's pairs not composed yet are gathered first: the ``k``-th one met is listed in
+    ``pending`` and stored in the pair table as ``_PENDING - k``, and so are its nodes' map ids
+    meanwhile. They are composed byte class by byte class, so that the class's transition column
+    stays in cache across its compositions; then the pending pairs and nodes get their ids. (Map ids follow that order; the token classes
+    built from them do not depend on it.)"""
+    cdef int64_t node, parent, key, byte_cls, first, size, count, j, k
     cdef int64_t num_states = store.num_states
     cdef int32_t parent_map, found
     cdef uint64_t h
     cdef int status
     live[0] = 0
+    count = 0
     for node in range(low, high):
         parent = node_parent[node]
-        if parent < 0 or parent >= node:
+        if parent < 0 or parent >= low:  # (this level's map ids are not final yet)
             return _BAD_INPUT
         parent_map = node_map[parent]
         if parent_map == 0:
@@ -382,24 +524,48 @@ cdef int _compose_level(
         byte_cls = byte_class[node_byte[node]]
         key = <int64_t>parent_map * num_classes + byte_cls
         found = _pairs_get(pairs, key)
-        if found < 0:
-            first = store.support_start[parent_map]
-            h = _compose_row(
-                scratch,
-                <const state_t*>(store.rows + parent_map * store.row_bytes),
-                store.support + first,
-                store.support_start[parent_map + 1] - first,
-                columns + byte_cls * num_states,
-                weights,
-                num_states,
-            )
-            found = _store_find_or_append(store, scratch, h, scratch_support)
-            if found < 0:
-                return found
+        if found == _ABSENT:
+            found = <int32_t>(_PENDING - count)
             status = _pairs_put(pairs, key, found)
             if status < 0:
                 return status
+            pending.parent_map[count] = parent_map
+            pending.byte_cls[count] = <int32_t>byte_cls
+            count += 1
         node_map[node] = found
+    if count == 0:
+        return 0
+    memset(pending.class_start, 0, <size_t>(num_classes + 1) * sizeof(int64_t))
+    for k in range(count):
+        pending.class_start[pending.byte_cls[k] + 1] += 1
+    for byte_cls in range(num_classes):
+        pending.class_start[byte_cls + 1] += pending.class_start[byte_cls]
+    for k in range(count):
+        byte_cls = pending.byte_cls[k]
+        pending.order[pending.class_start[byte_cls]] = <int32_t>k
+        pending.class_start[byte_cls] += 1
+    for j in range(count):
+        k = pending.order[j]
+        parent_map = pending.parent_map[k]
+        byte_cls = pending.byte_cls[k]
+        first = store.support_start[parent_map]
+        h = _compose(
+            store.support + first,
+            (<const state_t*>store.targets) + first,
+            store.support_start[parent_map + 1] - first,
+            columns + byte_cls * num_states,
+            scratch_support,
+            scratch_targets,
+            &size,
+        )
+        found = _store_find_or_append(store, scratch_support, <const char*>scratch_targets, size, h)
+        if found < 0:
+            return found
+        _pairs_set(pairs, <int64_t>parent_map * num_classes + byte_cls, found)
+        pending.composed[k] = found
+    for node in range(low, high):
+        if node_map[node] <= _PENDING:
+            node_map[node] = pending.composed[_PENDING - node_map[node]]
     return 0
 
 
@@ -418,19 +584,17 @@ def compose_over_trie(
     cdef int64_t num_states = columns.shape[1]
     cdef int64_t num_nodes = node_parent.shape[0]
     cdef int64_t depth_count = level_offsets.shape[0]
-    cdef int64_t row_bytes = num_states * sizeof(state_t)
-    cdef int64_t s, c, d, low, high, live
+    cdef int64_t s, c, d, low, high, live, size
     cdef int status = 0
     cdef int found
     cdef uint64_t h
-    cdef MapStore store
+    cdef MapStore* store
     cdef PairTable pairs
-    cdef uint64_t* weights = NULL
-    cdef state_t* scratch = NULL
     cdef int32_t* scratch_support = NULL
+    cdef state_t* scratch_targets = NULL
+    cdef Pending pending
     cdef const state_t* column_data
     cdef int32_t* node_data
-    cdef state_t[:, ::1] maps_view
 
     # The backstop checks (the Python side has checked all of this with clear messages).
     if (
@@ -466,38 +630,44 @@ def compose_over_trie(
     node_data = &node_map_view[0]
     node_data[0] = 1
     column_data = &columns[0, 0]
-    store.rows = NULL
-    store.hashes = NULL
-    store.slots = NULL
-    store.support = NULL
-    store.support_start = NULL
+    cdef StateMaps maps = StateMaps()  # owns the store from here on (freed with it)
+    store = &maps.store
     pairs.keys = NULL
     pairs.values = NULL
+    memset(&pending, 0, sizeof(Pending))
     try:
         with nogil:
-            weights = _weights(num_states)
-            scratch = <state_t*>malloc(<size_t>row_bytes)
             scratch_support = <int32_t*>malloc(<size_t>num_states * sizeof(int32_t))
-            if weights == NULL or scratch == NULL or scratch_support == NULL:
+            scratch_targets = <state_t*>malloc(<size_t>num_states * sizeof(state_t))
+            pending.parent_map = <int32_t*>malloc(<size_t>num_nodes * sizeof(int32_t))
+            pending.byte_cls = <int32_t*>malloc(<size_t>num_nodes * sizeof(int32_t))
+            pending.order = <int32_t*>malloc(<size_t>num_nodes * sizeof(int32_t))
+            pending.composed = <int32_t*>malloc(<size_t>num_nodes * sizeof(int32_t))
+            pending.class_start = <int64_t*>malloc(<size_t>(num_classes + 1) * sizeof(int64_t))
+            if (
+                scratch_support == NULL
+                or scratch_targets == NULL
+                or pending.parent_map == NULL
+                or pending.byte_cls == NULL
+                or pending.order == NULL
+                or pending.composed == NULL
+                or pending.class_start == NULL
+            ):
                 status = _NO_MEMORY
             if status == 0:
-                status = _store_init(&store, num_states, row_bytes, max_cells)
+                status = _store_init(store, num_states, sizeof(state_t), max_cells)
             if status == 0:
                 status = _pairs_init(&pairs)
             if status == 0:  # the dead map 0 and the identity 1, both stored as they are
-                memset(scratch, 0, <size_t>row_bytes)
-                h = _row_hash(scratch, weights, num_states)
-                found = _store_append(&store, <const char*>scratch, h, scratch_support, 0)
+                found = _store_append(store, scratch_support, <const char*>scratch_targets, 0, _mix(0))
+                h = 0
                 for s in range(1, num_states):
                     scratch_support[s - 1] = <int32_t>s
-                    scratch[s] = <state_t>s
+                    scratch_targets[s - 1] = <state_t>s
+                    h += <uint64_t>s * _weight(s)
                 if found >= 0:
                     found = _store_append(
-                        &store,
-                        <const char*>scratch,
-                        _row_hash(scratch, weights, num_states),
-                        scratch_support,
-                        num_states - 1,
+                        store, scratch_support, <const char*>scratch_targets, num_states - 1, _mix(h)
                     )
                 if found < 0:
                     status = found
@@ -508,8 +678,9 @@ def compose_over_trie(
             high = level_offsets[d + 1]
             with nogil:
                 status = _compose_level(
-                    &store, &pairs, column_data, &node_parent[0], &node_byte[0], &byte_class[0],
-                    num_classes, node_data, scratch, scratch_support, weights, low, high, &live,
+                    store, &pairs, column_data, &node_parent[0], &node_byte[0], &byte_class[0],
+                    num_classes, node_data, &pending, scratch_support, scratch_targets, low,
+                    high, &live,
                 )
             if status == _NO_MEMORY:
                 raise MemoryError("token walk: no memory for the state maps")
@@ -522,25 +693,22 @@ def compose_over_trie(
             if on_level is not None:
                 on_level(<double>high / <double>num_nodes)
         with nogil:
-            h = _row_hash(&extra_row[0], weights, num_states)
-            found = _store_find_or_append(&store, &extra_row[0], h, scratch_support)
+            h = _sparse_row(&extra_row[0], num_states, scratch_support, scratch_targets, &size)
+            found = _store_find_or_append(store, scratch_support, <const char*>scratch_targets, size, h)
         if found == _NO_MEMORY:
             raise MemoryError("token walk: no memory for the state maps")
         if found == _OVER_LIMIT:
             return _LIMIT, store.count, None, None, -1
-        if state_t is uint16_t:
-            maps = np.empty((store.count, num_states), dtype=np.uint16)
-        else:
-            maps = np.empty((store.count, num_states), dtype=np.int32)
-        maps_view = maps
-        memcpy(&maps_view[0, 0], store.rows, <size_t>(store.count * row_bytes))
         return _OK, store.count, node_map, maps, found
     finally:
-        _store_free(&store)
         _pairs_free(&pairs)
-        free(weights)
-        free(scratch)
         free(scratch_support)
+        free(scratch_targets)
+        free(pending.parent_map)
+        free(pending.byte_cls)
+        free(pending.order)
+        free(pending.composed)
+        free(pending.class_start)
 
 
 # ---------------------------------------------------------------------------------------------
