@@ -296,9 +296,12 @@ class Guide:
         if (
             type(out) is np.ndarray
             and type(state) is int
+            and type(row) is int
             and out.ndim == 2
             and out.shape[1] == self._words
             and 0 <= state < self._num_states
+            and 0 <= row < out.shape[0]
+            and out.flags.writeable
         ):
             views = self._row_views.get(out.dtype)
             if views is not None:  # the fast path: an int32 or uint32 row of exactly the mask's width
@@ -309,19 +312,41 @@ class Guide:
                 ):
                     out[row] = views[self._state_rows[state]]
                     return
+        self._check_bitmask(out, row)
         mask = self.mask(state, tokens_left=tokens_left)
         if _is_torch(out):
             target = out[row] if out.dim() == 2 else out
-            words = int(target.shape[-1])
-            self._check_words(words)
             source = _torch_from_numpy(mask.view(np.int32), out)
             target[: self._words].copy_(source)
             target[self._words :].zero_()
             return
         target = out[row] if np.ndim(out) == 2 else out
-        self._check_words(int(target.shape[-1]))
-        target[: self._words] = mask.view(target.dtype) if target.dtype.itemsize == 4 else mask
+        target[: self._words] = mask.view(target.dtype)
         target[self._words :] = 0
+
+    def _check_bitmask(self, out: Any, row: Any) -> None:
+        """``RuntimeInputError`` unless ``out`` is a writable int32 / uint32 numpy array or an int32
+        torch tensor, 1-D or 2-D, of at least ``bitmask_words`` words, and ``row`` one of its rows."""
+        if _is_torch(out):
+            dtype, ndim, shape = str(out.dtype).removeprefix("torch."), out.dim(), tuple(out.shape)
+            writable = True
+        elif isinstance(out, np.ndarray):
+            dtype, ndim, shape, writable = str(out.dtype), out.ndim, out.shape, bool(out.flags.writeable)
+        else:
+            raise RuntimeInputError(
+                f"the bitmask must be a numpy array or a torch tensor, not {type(out).__name__}"
+            )
+        if dtype not in ("int32", "uint32"):
+            raise RuntimeInputError(f"the bitmask must hold int32 or uint32 words, not {dtype}")
+        if ndim not in (1, 2):
+            raise RuntimeInputError(f"the bitmask must be 1-D or 2-D, not {ndim}-D")
+        if not writable:
+            raise RuntimeInputError("the bitmask is read-only")
+        self._check_words(int(shape[-1]))
+        if ndim == 2 and (isinstance(row, bool) or not isinstance(row, int | np.integer)):
+            raise RuntimeInputError(f"row must be an int, not {type(row).__name__}")
+        if ndim == 2 and not 0 <= int(row) < shape[0]:
+            raise RuntimeInputError(f"row {row} is not a row of the bitmask (0..{shape[0] - 1})")
 
     def _check_words(self, words: int) -> None:
         if words < self._words:
@@ -332,13 +357,8 @@ class Guide:
 
         ``logits`` is 1-D, numpy or torch, of at least ``vocab_size`` entries (entries past the
         vocabulary, padding, are never allowed). ``tokens_left``: as in ``allowed``."""
+        _check_float_logits(logits, self._vocab_size)
         ids = self.allowed(state, tokens_left=tokens_left)
-        length = int(logits.shape[-1]) if hasattr(logits, "shape") else -1
-        if getattr(logits, "ndim", 1) != 1 or length < self._vocab_size:
-            raise RuntimeInputError(
-                f"logits must be 1-D with at least {self._vocab_size} entries, got shape "
-                f"{tuple(getattr(logits, 'shape', ()))}"
-            )
         if _is_torch(logits):
             index = _torch_from_numpy(ids.astype(np.int64), logits, keep_dtype=True)
             kept = logits.index_select(0, index)
@@ -400,7 +420,13 @@ class Guide:
         still fits (as in ``allowed``). ``finish=True`` keeps only the tokens allowed with the
         tightest budget (``finishing``: in an accepting state only eos, else a token that starts a
         shortest ending), so a run of ``finish`` steps ends in exactly ``fewest_tokens(state)``."""
+        if not (_is_torch(logits) or isinstance(logits, np.ndarray)):
+            raise RuntimeInputError(
+                f"logits must be a numpy array or a torch tensor, not {type(logits).__name__}"
+            )
         scores = _as_numpy(logits)
+        if scores.dtype.kind not in "fiu":
+            raise RuntimeInputError(f"logits must be real numbers, not {scores.dtype}")
         if scores.ndim != 1 or scores.shape[0] != self._vocab_size:
             raise RuntimeInputError(
                 f"logits must be 1-D with exactly {self._vocab_size} entries, got shape {scores.shape}"
@@ -442,8 +468,13 @@ class Guide:
         end at all; at most ``max_tokens * 4 + 64`` steps are taken. ``tokens`` ends with eos when
         ``finished``; ``text`` is the decoded bytes of the tokens (UTF-8, invalid sequences
         replaced). ``finished`` is false when the hard cap is reached or no candidate is left."""
-        if isinstance(rng, int):
-            rng = random.Random(rng)
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int | np.integer) or max_tokens < 0:
+            raise RuntimeInputError(f"max_tokens must be an int of at least 0, not {max_tokens!r}")
+        max_tokens = int(max_tokens)
+        if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
+            rng = random.Random(int(rng))
+        elif not callable(getattr(rng, "random", None)):
+            raise RuntimeInputError(f"rng must be a seed (int) or a random.Random, not {type(rng).__name__}")
         state = self._start
         tokens: list[int] = []
         finished = False
@@ -465,7 +496,15 @@ class Guide:
         ends = self._token_ends
         data = self._token_data
         pieces = []
+        if isinstance(tokens, np.ndarray) and (tokens.ndim != 1 or tokens.dtype.kind not in "iu"):
+            raise RuntimeInputError(
+                f"tokens must be a 1-D array of ints, not {tokens.dtype}{list(tokens.shape)}"
+            )
+        if not isinstance(tokens, list | tuple | np.ndarray):
+            raise RuntimeInputError(f"tokens must be a list of ints, not {type(tokens).__name__}")
         for token in tokens:
+            if isinstance(token, bool | np.bool_) or not isinstance(token, int | np.integer):
+                raise RuntimeInputError(f"a token must be an int id, not {type(token).__name__}")
             token = int(token)
             if not 0 <= token < self._vocab_size:
                 raise RuntimeInputError(f"token {token} is outside the vocabulary")
@@ -512,3 +551,22 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+def _check_float_logits(logits: Any, vocab_size: int) -> None:
+    """``RuntimeInputError`` unless ``logits`` is a writable 1-D float array (numpy or torch) of at
+    least ``vocab_size`` entries: masking writes -inf into it in place."""
+    if _is_torch(logits):
+        kind_ok, shape, writable = bool(logits.dtype.is_floating_point), tuple(logits.shape), True
+    elif isinstance(logits, np.ndarray):
+        kind_ok, shape, writable = logits.dtype.kind == "f", logits.shape, bool(logits.flags.writeable)
+    else:
+        raise RuntimeInputError(
+            f"logits must be a numpy array or a torch tensor, not {type(logits).__name__}"
+        )
+    if not kind_ok:
+        raise RuntimeInputError(f"logits must be floating point to take -inf, not {logits.dtype}")
+    if len(shape) != 1 or shape[0] < vocab_size:
+        raise RuntimeInputError(f"logits must be 1-D with at least {vocab_size} entries, got shape {shape}")
+    if not writable:
+        raise RuntimeInputError("logits are read-only; masking writes into them")
