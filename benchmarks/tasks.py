@@ -19,10 +19,19 @@ mode gets that ``max_new_tokens`` (a masked mode its own artifact's shortest out
 every masked output must end valid with eos within it. ``--budgeted`` passes ``--max-new-tokens``
 to the processor the same way.
 
+``--runtime llama-cpp``: the same tasks, modes and strategies on llama.cpp (llama-cpp-python)
+with the model's GGUF file, through ``create_chat_completion`` (the GGUF file's chat template) and
+``MoonmaskLlamaProcessor``; every run starts from an empty KV cache, so each pays its prompt like
+the transformers runs. The masked modes always pass the budget to the processor (``--budgeted``
+is implied), so every masked output ends valid with eos within ``max_tokens``. The mask share is
+the processor's time over the run's time.
+
     python benchmarks/tasks.py --threads 1 --json /tmp/tasks.json
     python benchmarks/tasks.py --threads 1 --tight-budget 2
+    python benchmarks/tasks.py --runtime llama-cpp --threads 2
 
-Needs the ``transformers`` and ``gguf`` extras (torch, transformers, gguf, accelerate).
+Needs the ``transformers`` and ``gguf`` extras (torch, transformers, gguf, accelerate); with
+``--runtime llama-cpp``, the ``llama-cpp`` extra instead.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from rich.markup import escape
 from rich.table import Table
 
 MODES = ("masked-compact", "masked-flexible", "unmasked")
+RUNTIMES = ("transformers", "llama-cpp")
 STRATEGIES = ("greedy", "sample")
 SAMPLE_TEMPERATURE = 0.7
 SYSTEM_PROMPT = (
@@ -205,11 +215,15 @@ def judge(text: str, schema: dict[str, Any], expected: Any) -> tuple[bool, bool,
     return True, same_value(value, expected), None
 
 
-def chat_prompt(tokenizer: Any, task: Task) -> list[int]:
-    messages = [
+def chat_messages(task: Task) -> list[dict[str, str]]:
+    return [
         {"role": "system", "content": SYSTEM_PROMPT.format(schema=json.dumps(task.schema))},
         {"role": "user", "content": task.prompt},
     ]
+
+
+def chat_prompt(tokenizer: Any, task: Task) -> list[int]:
+    messages = chat_messages(task)
     encoded = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
     ids = encoded["input_ids"] if hasattr(encoded, "keys") else encoded
     return [int(i) for i in ids]
@@ -260,6 +274,138 @@ def run_one(
     if eos in generated:
         generated = generated[: generated.index(eos) + 1]
     return generated, seconds, processor.mask_seconds if processor is not None else 0.0
+
+
+def run_one_llama_cpp(
+    llm: Any,
+    task: Task,
+    guide: Any,
+    strategy: str,
+    max_new_tokens: int,
+    seed: int,
+) -> tuple[str, int, bool, float, float]:
+    """One ``create_chat_completion``: ``(text, tokens generated with eos, ended with eos, seconds,
+    seconds spent masking)``. A masked run always budgets the processor at ``max_new_tokens``."""
+    from llama_cpp import LogitsProcessorList
+
+    from moonmaskc.integrations.llama_cpp import MoonmaskLlamaProcessor
+
+    processor = None
+    processors = None
+    if guide is not None:
+        processor = MoonmaskLlamaProcessor(guide, llama=llm, max_tokens=max_new_tokens)
+        processors = LogitsProcessorList([processor])
+    options: dict[str, Any] = {"temperature": 0.0}
+    if strategy == "sample":
+        options = {"temperature": SAMPLE_TEMPERATURE, "top_k": 0, "top_p": 1.0, "min_p": 0.0}
+    llm.reset()  # no prompt reuse from the previous run: every run pays its prompt
+    began = time.perf_counter()
+    result = llm.create_chat_completion(
+        messages=chat_messages(task),
+        max_tokens=max_new_tokens,
+        seed=seed,
+        repeat_penalty=1.0,
+        logits_processor=processors,
+        **options,
+    )
+    seconds = time.perf_counter() - began
+    choice = result["choices"][0]
+    ended = choice["finish_reason"] == "stop"
+    tokens = int(result["usage"]["completion_tokens"]) + int(ended)
+    if processor is not None:  # it saw the ids before eos (llama.cpp stops without calling it again)
+        ended = ended and processor.complete
+        tokens = len(processor.generated) + int(ended)
+    mask_seconds = processor.mask_seconds if processor is not None else 0.0
+    return choice["message"]["content"] or "", tokens, ended, seconds, mask_seconds
+
+
+def evaluate_llama_cpp(
+    model_spec: str,
+    strategies: list[str],
+    modes: list[str],
+    tasks: list[Task],
+    max_new_tokens: int,
+    console: Console,
+    tight_budget: int | None = None,
+    threads: int = 0,
+) -> tuple[list[RunRecord], dict[str, Any]]:
+    """Every run on llama.cpp; ``tight_budget`` as in ``evaluate``. The model spec must name a GGUF
+    file (``smollm2`` does)."""
+    from llama_cpp import Llama
+
+    from moonmaskc import compile_schema
+    from moonmaskc.integrations.hf_models import resolve_model_spec
+    from moonmaskc.runtime import Guide
+    from moonmaskc.vocabulary import read_gguf_vocabulary
+
+    path = resolve_model_spec(model_spec)
+    if not path.endswith(".gguf"):
+        raise SystemExit(f"--runtime llama-cpp needs a GGUF model file, not {model_spec!r}")
+    began = time.perf_counter()
+    options: dict[str, Any] = {"n_threads": threads} if threads else {}
+    llm = Llama(model_path=path, n_ctx=2048, seed=0, verbose=False, **options)
+    load_seconds = time.perf_counter() - began
+    vocabulary = read_gguf_vocabulary(path)
+    console.print(
+        f"llama.cpp: model {path} loaded in {load_seconds:.1f} s; "
+        f"vocabulary {vocabulary.name}, eos {vocabulary.eos_token!r}"
+    )
+    records: list[RunRecord] = []
+    compile_seconds: list[float] = []
+    for task_index, task in enumerate(tasks):
+        guides: dict[str, Any] = {}
+        for mode in modes:
+            guides[mode] = None
+            if mode.startswith("masked"):
+                started = time.perf_counter()
+                artifact = compile_schema(task.schema, tokenizer=vocabulary, whitespace=mode.split("-")[1])
+                compile_seconds.append(time.perf_counter() - started)
+                guides[mode] = Guide.from_artifact(artifact)
+        budgets = {mode: max_new_tokens for mode in modes}
+        if tight_budget is not None:
+            reference = guides.get("masked-compact") or Guide.from_artifact(
+                compile_schema(task.schema, tokenizer=vocabulary, whitespace="compact")
+            )
+            for mode in modes:
+                guide = guides[mode] or reference
+                budgets[mode] = guide.fewest_tokens(guide.start()) + tight_budget
+        for strategy in strategies:
+            for mode in modes:
+                text, tokens, ended, seconds, mask_seconds = run_one_llama_cpp(
+                    llm, task, guides[mode], strategy, budgets[mode], seed=task_index
+                )
+                valid, matched, error = judge(text, task.schema, task.expected)
+                records.append(
+                    RunRecord(
+                        task.name,
+                        strategy,
+                        mode,
+                        text,
+                        tokens,
+                        ended,
+                        valid,
+                        matched,
+                        seconds,
+                        mask_seconds,
+                        error,
+                        budgets[mode],
+                        guides[mode] is not None,
+                    )
+                )
+                console.print(
+                    f"  {task.name:18} {strategy:6} {mode:15} valid={valid!s:5} eos={ended!s:5} "
+                    f"matched={matched!s:5} tokens={tokens:3}/{budgets[mode]:<3} {escape(text[:70])!r}"
+                )
+    summary = {
+        "runtime": "llama-cpp",
+        "model": path,
+        "load_seconds": load_seconds,
+        "compile_seconds_mean": sum(compile_seconds) / max(1, len(compile_seconds)),
+        "max_new_tokens": max_new_tokens,
+        "tight_budget_slack": tight_budget,
+        "budgeted": True,
+    }
+    return records, summary
 
 
 def evaluate(
@@ -430,7 +576,15 @@ def main() -> None:
         action="store_true",
         help="enforce --max-new-tokens in the processor (every masked output ends within it)",
     )
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        default="transformers",
+        help="transformers (model.generate) or llama-cpp (llama-cpp-python on the GGUF file)",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch or llama.cpp threads (0: the runtime's default)"
+    )
     parser.add_argument("--json", type=Path, help="write every run's record here")
     args = parser.parse_args()
     strategies = [s for s in args.strategies.split(",") if s]
@@ -439,23 +593,35 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown strategies or modes: {', '.join(sorted(unknown))}")
     chosen = [t for t in TASKS if not args.tasks or t.name in args.tasks.split(",")]
-    if args.threads:
+    if args.threads and args.runtime == "transformers":
         import torch
 
         torch.set_num_threads(args.threads)
     console = Console() if sys.stdout.isatty() else Console(width=160)
     if args.tight_budget is not None and args.tight_budget < 0:
         parser.error("--tight-budget must be 0 or more")
-    records, summary = evaluate(
-        args.model,
-        strategies,
-        modes,
-        chosen,
-        args.max_new_tokens,
-        console,
-        tight_budget=args.tight_budget,
-        budgeted=args.budgeted,
-    )
+    if args.runtime == "llama-cpp":
+        records, summary = evaluate_llama_cpp(
+            args.model,
+            strategies,
+            modes,
+            chosen,
+            args.max_new_tokens,
+            console,
+            tight_budget=args.tight_budget,
+            threads=args.threads,
+        )
+    else:
+        records, summary = evaluate(
+            args.model,
+            strategies,
+            modes,
+            chosen,
+            args.max_new_tokens,
+            console,
+            tight_budget=args.tight_budget,
+            budgeted=args.budgeted,
+        )
     console.print(detail_table(records))
     console.print(summary_table(records, strategies, modes, len(chosen)))
     console.print(

@@ -9,10 +9,8 @@ from typing import Any
 import pytest
 
 from moonmaskc.errors import VocabularyError
-from moonmaskc.integrations.gguf_metadata import read_gguf_metadata
-from moonmaskc.integrations.gguf_vocabulary import read_gguf_vocabulary
 from moonmaskc.integrations.hf_models import SMOLLM2_INSTALL, smollm2_gguf_path
-from moonmaskc.vocabulary import load_vocabulary
+from moonmaskc.vocabulary import load_vocabulary, read_gguf_metadata, read_gguf_vocabulary
 from tests.conftest import data_path
 
 

@@ -17,10 +17,9 @@ import jsonschema
 import pytest
 
 from moonmaskc import compile_schema
-from moonmaskc.integrations.gguf_metadata import read_gguf_metadata
-from moonmaskc.integrations.gguf_vocabulary import read_gguf_vocabulary
 from moonmaskc.integrations.hf_models import SMOLLM2_INSTALL, smollm2_gguf_path
 from moonmaskc.runtime import Guide
+from moonmaskc.vocabulary import read_gguf_metadata, read_gguf_vocabulary
 from tests.conftest import PROJECT_ROOT, data_path
 
 torch = pytest.importorskip("torch")

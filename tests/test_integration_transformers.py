@@ -268,7 +268,7 @@ def test_tiny_gpt2_tokenizer_files_have_the_gpt2_json_vocabulary(
 def test_importing_moonmaskc_and_its_integrations_package_imports_no_torch() -> None:
     code = (
         "import sys, moonmaskc, moonmaskc.runtime, moonmaskc.integrations, "
-        "moonmaskc.integrations.gguf_vocabulary, moonmaskc.integrations.hf_models\n"
+        "moonmaskc.vocabulary.gguf, moonmaskc.integrations.hf_models\n"
         "heavy = [m for m in ('torch', 'transformers', 'gguf') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from moonmaskc import vocabulary as vocabulary_module
 from moonmaskc.cache import cache_path, write_cached_arrays
 from moonmaskc.errors import VocabularyError
 from moonmaskc.trie import build_trie, trie_for, trie_matches
 from moonmaskc.vocabulary import Vocabulary, bytes_vocabulary, gpt2_unicode_to_byte, load_vocabulary
+from moonmaskc.vocabulary import tokenizer_json as vocabulary_module
 from tests.conftest import data_path
 
 SENTENCES = [

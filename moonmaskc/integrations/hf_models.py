@@ -76,8 +76,7 @@ def load_causal_lm(spec: str) -> tuple[Any, Any]:
 def model_vocabulary(spec: str, tokenizer: Any = None) -> Vocabulary:
     """The moonmaskc vocabulary of the model ``spec``: its GGUF metadata for a ``.gguf`` file (eos as
     the file says), else ``load_vocabulary`` on the folder or model id (eos from ``tokenizer`` when given)."""
-    from moonmaskc.integrations.gguf_vocabulary import read_gguf_vocabulary
-    from moonmaskc.vocabulary import load_vocabulary
+    from moonmaskc.vocabulary import load_vocabulary, read_gguf_vocabulary
 
     resolved = resolve_model_spec(spec)
     if resolved.endswith(".gguf"):

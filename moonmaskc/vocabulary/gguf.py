@@ -13,7 +13,7 @@ Read from the metadata keys ``tokenizer.ggml.model``, ``tokenizer.ggml.tokens``,
 - Token types: control, unknown and unused tokens are special (never in a mask); user-defined
   tokens stand for their UTF-8 text, as llama.cpp renders them.
 
-The metadata is read by ``moonmaskc.integrations.gguf_metadata`` (standard library only); the
+The metadata is read by ``moonmaskc.vocabulary.gguf_metadata`` (standard library only); the
 ``gguf`` package is not needed here (transformers needs it to load a GGUF model's weights).
 """
 
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from moonmaskc.errors import VocabularyError
-from moonmaskc.integrations.gguf_metadata import read_gguf_metadata
-from moonmaskc.vocabulary import Vocabulary, gpt2_unicode_to_byte
+from moonmaskc.vocabulary.core import Vocabulary, gpt2_unicode_to_byte
+from moonmaskc.vocabulary.gguf_metadata import read_gguf_metadata
 
 __all__ = ["GGUF_TOKEN_TYPES", "read_gguf_vocabulary", "vocabulary_from_gguf_fields"]
 
