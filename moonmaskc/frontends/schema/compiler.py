@@ -28,6 +28,7 @@ from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
 from moonmaskc.frontends.schema import combinators, constants, policy, references
+from moonmaskc.frontends.schema.arguments import as_list
 from moonmaskc.frontends.schema.automata import Automata, is_empty_node
 from moonmaskc.frontends.schema.combinators.all_of import all_of
 from moonmaskc.frontends.schema.constants import ALL_TYPES
@@ -84,7 +85,7 @@ class SchemaWalk:
             return self.all_of([{"$ref": clean["$ref"]}, rest], where, [where, where])
         if "allOf" in clean:
             rest = {k: v for k, v in clean.items() if k != "allOf"}
-            branches = clean["allOf"]
+            branches = as_list(clean["allOf"], "allOf", where)
             wheres = [where, *(pointer_child(where, "allOf", i) for i in range(len(branches)))]
             return self.all_of([rest, *branches], where, wheres)
         return self.combined(clean, where)
