@@ -33,7 +33,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from moonmaskc.errors import ArtifactError
-from moonmaskc.format import MASK_ARRAYS, V1_MASK_ARRAY, MaskRows, check_mask_arrays, encode_mask_rows
+from moonmaskc.format import (
+    MASK_ARRAYS,
+    V1_MASK_ARRAY,
+    VOCAB_ARRAYS,
+    MaskRows,
+    check_mask_arrays,
+    encode_mask_rows,
+)
 from moonmaskc.runtime_budget import fewest_tokens_to_eos, verify_eos_steps
 from moonmaskc.token_classes import DEFAULT_MAX_TABLE_CELLS, token_classes
 from moonmaskc.token_masks import distinct_rows, packed_masks
@@ -46,15 +53,7 @@ if TYPE_CHECKING:
 ProgressCallback = Callable[[int, int], None]
 
 TABLE_ARRAY_NAMES = ("tokens_state_row", "tokens_token_class", "tokens_class_next")
-VOCAB_ARRAY_NAMES = (
-    "vocab_name",
-    "vocab_fingerprint",
-    "vocab_eos_id",
-    "vocab_eos_token",
-    "vocab_special_ids",
-    "vocab_token_lengths",
-    "vocab_token_bytes",
-)
+VOCAB_ARRAY_NAMES = VOCAB_ARRAYS  # the names live in moonmaskc.format
 ALLOWED_ROWS_CACHED = 256
 
 
