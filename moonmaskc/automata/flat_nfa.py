@@ -133,33 +133,7 @@ class FlatNFA:
             edge_target = np.array(self.edge_target, dtype=np.int32)
             eps_source = np.array(self.eps_source, dtype=np.int32)
             eps_target = np.array(self.eps_target, dtype=np.int32)
-            if not self.blocks:
-                return NativeInput(
-                    self.num_states,
-                    self.start,
-                    self.final,
-                    edge_source,
-                    edge_mask,
-                    edge_target,
-                    masks,
-                    eps_source,
-                    eps_target,
-                    _NO_BLOCKS,
-                    _NO_SHAPES,
-                    _NO_TABLES,
-                    _NO_BYTE_CLASSES,
-                    _NO_FLAGS,
-                )
-            dfa_ids: dict[int, int] = {}
-            dfas: list[DFA] = []
-            rows: list[tuple[int, int, int]] = []
-            for first, dfa, exit_state in self.blocks:
-                dfa_index = dfa_ids.get(id(dfa))
-                if dfa_index is None:
-                    dfa_index = dfa_ids[id(dfa)] = len(dfas)
-                    dfas.append(dfa)
-                rows.append((first, exit_state, dfa_index))
-            blocks = np.array(rows, dtype=np.int32)
+            blocks = _native_blocks(self.blocks)
         except (OverflowError, TypeError, AttributeError) as error:
             raise MalformedArraysError(f"flat NFA: a mask or a state does not fit: {error}") from error
         return NativeInput(
@@ -172,12 +146,33 @@ class FlatNFA:
             masks,
             eps_source,
             eps_target,
-            blocks,
-            np.array([dfa.transitions.shape for dfa in dfas], dtype=np.int32),
-            np.concatenate([dfa.transitions.ravel() for dfa in dfas]),
-            np.stack([dfa.byte_class for dfa in dfas]),
-            np.concatenate([dfa.accepting for dfa in dfas]).view(np.uint8),
+            *blocks,
         )
+
+
+def _native_blocks(
+    blocks: list[tuple[int, DFA, int]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The embedded DFAs for ``flat_subsets``: one (first state, exit state, DFA index) row per
+    block, and the distinct DFAs' shapes, transitions (stacked flat), byte classes and acceptance."""
+    if not blocks:
+        return _NO_BLOCKS, _NO_SHAPES, _NO_TABLES, _NO_BYTE_CLASSES, _NO_FLAGS
+    dfa_ids: dict[int, int] = {}
+    dfas: list[DFA] = []
+    rows: list[tuple[int, int, int]] = []
+    for first, dfa, exit_state in blocks:
+        dfa_index = dfa_ids.get(id(dfa))
+        if dfa_index is None:
+            dfa_index = dfa_ids[id(dfa)] = len(dfas)
+            dfas.append(dfa)
+        rows.append((first, exit_state, dfa_index))
+    return (
+        np.array(rows, dtype=np.int32),
+        np.array([dfa.transitions.shape for dfa in dfas], dtype=np.int32),
+        np.concatenate([dfa.transitions.ravel() for dfa in dfas]),
+        np.stack([dfa.byte_class for dfa in dfas]),
+        np.concatenate([dfa.accepting for dfa in dfas]).view(np.uint8),
+    )
 
     def to_arrays(self) -> NFAArrays:
         n = self.num_states
