@@ -149,31 +149,6 @@ class FlatNFA:
             *blocks,
         )
 
-
-def _native_blocks(
-    blocks: list[tuple[int, DFA, int]],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The embedded DFAs for ``flat_subsets``: one (first state, exit state, DFA index) row per
-    block, and the distinct DFAs' shapes, transitions (stacked flat), byte classes and acceptance."""
-    if not blocks:
-        return _NO_BLOCKS, _NO_SHAPES, _NO_TABLES, _NO_BYTE_CLASSES, _NO_FLAGS
-    dfa_ids: dict[int, int] = {}
-    dfas: list[DFA] = []
-    rows: list[tuple[int, int, int]] = []
-    for first, dfa, exit_state in blocks:
-        dfa_index = dfa_ids.get(id(dfa))
-        if dfa_index is None:
-            dfa_index = dfa_ids[id(dfa)] = len(dfas)
-            dfas.append(dfa)
-        rows.append((first, exit_state, dfa_index))
-    return (
-        np.array(rows, dtype=np.int32),
-        np.array([dfa.transitions.shape for dfa in dfas], dtype=np.int32),
-        np.concatenate([dfa.transitions.ravel() for dfa in dfas]),
-        np.stack([dfa.byte_class for dfa in dfas]),
-        np.concatenate([dfa.accepting for dfa in dfas]).view(np.uint8),
-    )
-
     def to_arrays(self) -> NFAArrays:
         n = self.num_states
         masks = _distinct_masks(self.edge_mask, self.blocks)
@@ -298,3 +273,28 @@ def _csr(sources: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(sources, minlength=n), out=offsets[1:])
     return offsets, order
+
+
+def _native_blocks(
+    blocks: list[tuple[int, DFA, int]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The embedded DFAs for ``flat_subsets``: one (first state, exit state, DFA index) row per
+    block, and the distinct DFAs' shapes, transitions (stacked flat), byte classes and acceptance."""
+    if not blocks:
+        return _NO_BLOCKS, _NO_SHAPES, _NO_TABLES, _NO_BYTE_CLASSES, _NO_FLAGS
+    dfa_ids: dict[int, int] = {}
+    dfas: list[DFA] = []
+    rows: list[tuple[int, int, int]] = []
+    for first, dfa, exit_state in blocks:
+        dfa_index = dfa_ids.get(id(dfa))
+        if dfa_index is None:
+            dfa_index = dfa_ids[id(dfa)] = len(dfas)
+            dfas.append(dfa)
+        rows.append((first, exit_state, dfa_index))
+    return (
+        np.array(rows, dtype=np.int32),
+        np.array([dfa.transitions.shape for dfa in dfas], dtype=np.int32),
+        np.concatenate([dfa.transitions.ravel() for dfa in dfas]),
+        np.stack([dfa.byte_class for dfa in dfas]),
+        np.concatenate([dfa.accepting for dfa in dfas]).view(np.uint8),
+    )
