@@ -440,9 +440,7 @@ def check_mask_arrays(arrays: Mapping[str, np.ndarray], rows: int, words: int, w
     check.array("tokens_mask_delta_value", arrays["tokens_mask_delta_value"], "u", (total,))
     if arrays["tokens_mask_delta_value"].dtype.itemsize != 4:
         raise check.fail("tokens_mask_delta_value", "must be uint32")
-    depth = np.zeros(rows, dtype=np.int64)
-    for _ in range(MAX_DELTA_DEPTH + 1):  # depth by relaxation: bases are earlier rows
-        depth = np.where(base >= 0, depth[np.maximum(base, 0)] + 1, 0)
+    depth = _delta_depths(base)
     if rows and int(depth.max()) > MAX_DELTA_DEPTH:
         raise check.fail("tokens_mask_base", f"chains rows more than {MAX_DELTA_DEPTH} deep")
 
@@ -450,6 +448,15 @@ def check_mask_arrays(arrays: Mapping[str, np.ndarray], rows: int, words: int, w
 # ---------------------------------------------------------------------------------------------
 # Mask rows as deltas
 # ---------------------------------------------------------------------------------------------
+
+
+def _delta_depths(base: np.ndarray) -> np.ndarray:
+    """How many copies deep each row is (0 for a row built from the empty row), by relaxation over
+    ``MAX_DELTA_DEPTH + 1`` rounds (bases are earlier rows); a deeper chain shows as a larger value."""
+    depth = np.zeros(len(base), dtype=np.int64)
+    for _ in range(MAX_DELTA_DEPTH + 1):
+        depth = np.where(base >= 0, depth[np.maximum(base, 0)] + 1, 0)
+    return depth
 
 
 def encode_mask_rows(mask_rows: np.ndarray) -> dict[str, np.ndarray]:
@@ -535,9 +542,7 @@ class MaskRows:
         base = np.asarray(self._base, dtype=np.int64)
         counts: np.ndarray = np.diff(np.asarray(self._offsets, dtype=np.int64)).astype(np.int64)
         owner = np.repeat(np.arange(rows), counts)
-        depth = np.zeros(rows, dtype=np.int64)
-        for _ in range(MAX_DELTA_DEPTH + 1):
-            depth = np.where(base >= 0, depth[np.maximum(base, 0)] + 1, 0)
+        depth = _delta_depths(base)
         for level in range(int(depth.max(initial=0)) + 1):  # bases are built before their rows
             at_level = np.flatnonzero(depth == level)
             with_base = at_level[base[at_level] >= 0]

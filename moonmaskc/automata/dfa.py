@@ -111,9 +111,7 @@ class DFA:
         order of their smallest byte, a mask being a 256-bit integer (bit b set = byte b); computed
         once per DFA."""
         if self._mask_edges is None:
-            class_masks = [0] * self.num_classes
-            for b, cls in enumerate(self.byte_class.tolist()):
-                class_masks[cls] |= 1 << b
+            class_masks = self.class_masks()
             by_first_byte = sorted(
                 range(self.num_classes), key=lambda cls: class_masks[cls] & -class_masks[cls]
             )
