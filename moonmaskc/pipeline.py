@@ -189,20 +189,17 @@ def _compile_source(
     started = time.perf_counter()
     timings: dict[str, float] = {}
 
-    def stages() -> tuple[FrontendResult, DFA, str]:
+    def stages() -> tuple[FrontendResult, DFA, str, str]:
         result = run_frontend(kind, source, options)
         timings["frontend_s"] = time.perf_counter() - started
         check_work(result.node, options.limits)
         dfa = _compile_dfa(result, options.limits)
         timings["dfa_s"] = time.perf_counter() - started - timings["frontend_s"]
-        return result, dfa, ir.to_regex(result.node)
-
-    def source_as_text() -> str:
-        return source if isinstance(source, str) else _json_text(source)
+        source_text = source if isinstance(source, str) else _json_text(source)  # deep JSON too
+        return result, dfa, ir.to_regex(result.node), source_text
 
     try:
-        result, dfa, grammar = run_deep(stages, options.limits)
-        source_text = run_deep(source_as_text, options.limits)  # a deep schema is deep JSON
+        result, dfa, grammar, source_text = run_deep(stages, options.limits)
     except RecursionError:
         # Every walk counts its nesting against --max-nesting, on a stack sized for it: reaching
         # Python's limit anyway is a walk that does not count, which no flag can help.

@@ -14,10 +14,11 @@ way runs inline (it is on the big stack already).
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from moonmaskc.limits import Limits
 
@@ -62,32 +63,116 @@ def _restore_limit(frames: int) -> None:
 
 def run_deep(function: Callable[[], T], limits: Limits) -> T:
     """``function()`` on a stack sized for ``limits.max_nesting`` (inline when already on one)."""
-    if getattr(_state, "frames", 0) >= recursion_budget(limits):
-        return function()
     frames = recursion_budget(limits)
-    outcome: list[T] = []
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        _state.frames = frames
-        try:
-            outcome.append(function())
-        except BaseException as error:  # handed to the caller's thread, raised there
-            failure.append(error)
-
+    if getattr(_state, "frames", 0) >= frames:
+        return function()
+    job = _Job(function)
     _raise_limit(frames)
     try:
-        with _limit_lock:  # stack_size is process-wide: set it and start the thread together
-            previous = threading.stack_size(max(SMALLEST_STACK, frames * STACK_BYTES_PER_FRAME))
-            try:
-                worker = threading.Thread(target=target, name="moonmaskc-deep", daemon=True)
-                worker.start()
-            finally:
-                threading.stack_size(previous)
-        while worker.is_alive():
-            worker.join(0.05)  # a short wait, so that the caller's thread still sees signals
+        worker = _idle_worker(frames)
+        worker.hand(job)
+        while not job.done.wait(0.05):  # a short wait, so that the caller's thread still sees signals
+            if not worker.alive():
+                raise RuntimeError("moonmaskc's deep worker thread ended before its job")
     finally:
         _restore_limit(frames)
-    if failure:
-        raise failure[0].with_traceback(failure[0].__traceback__)
-    return outcome[0]
+    if job.failure is not None:
+        raise job.failure.with_traceback(job.failure.__traceback__)
+    return cast(T, job.outcome)
+
+
+class _Job:
+    """One call to run on a deep worker: its function, and its result or exception once done."""
+
+    def __init__(self, function: Callable[[], object]) -> None:
+        self.function = function
+        self.outcome: object = None
+        self.failure: BaseException | None = None
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        try:
+            self.outcome = self.function()
+        except BaseException as error:  # handed to the caller's thread, raised there
+            self.failure = error
+        finally:
+            self.function = _nothing  # drop what the closure holds as soon as the job ends
+
+
+def _nothing() -> None:
+    return None
+
+
+class _Worker:
+    """A daemon thread with a big stack that runs one job at a time and then waits, idle, for the
+    next: starting a thread (and mapping its stack) costs a third of a millisecond, more than many
+    compiles' whole front end. A worker whose caller stopped waiting (an interrupt) finishes its
+    job before it counts as idle again."""
+
+    def __init__(self, frames: int) -> None:
+        self.frames = frames
+        self._jobs: list[_Job] = []
+        self._ready = threading.Condition(threading.Lock())
+        stack_bytes = max(SMALLEST_STACK, frames * STACK_BYTES_PER_FRAME)
+        # A bigger stack keeps the pages a deep job touched: such a worker serves one job and ends.
+        self._kept = stack_bytes <= SMALLEST_STACK
+        previous = threading.stack_size(stack_bytes)
+        try:
+            self._thread = threading.Thread(target=self._serve, name="moonmaskc-deep", daemon=True)
+            self._thread.start()
+        finally:
+            threading.stack_size(previous)
+
+    def hand(self, job: _Job) -> None:
+        with self._ready:
+            self._jobs.append(job)
+            self._ready.notify()
+
+    def _serve(self) -> None:
+        _state.frames = self.frames
+        while True:
+            with self._ready:
+                while not self._jobs:
+                    self._ready.wait()
+                job = self._jobs.pop()
+            job.run()
+            # Idle again before the caller hears of it, so that its next call finds this worker.
+            stays = self._kept and _back_to_idle(self)
+            job.done.set()
+            if not stays:
+                return
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+
+_idle: list[_Worker] = []
+MOST_IDLE_WORKERS = 4
+
+
+def _back_to_idle(worker: _Worker) -> bool:
+    with _limit_lock:
+        if len(_idle) >= MOST_IDLE_WORKERS:
+            return False
+        _idle.append(worker)
+        return True
+
+
+def _forget_workers() -> None:
+    """In a forked child the workers' threads do not exist: start afresh."""
+    global _limit_lock
+    _limit_lock = threading.Lock()
+    _idle.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
+
+
+def _idle_worker(frames: int) -> _Worker:
+    """An idle worker whose stack holds ``frames`` frames (taken off the idle list), or a new one."""
+    with _limit_lock:  # stack_size is process-wide: the new worker sets it and starts under the lock
+        for i, worker in enumerate(_idle):
+            if worker.frames >= frames:
+                return _idle.pop(i)
+        return _Worker(frames)

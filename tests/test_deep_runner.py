@@ -1,0 +1,86 @@
+"""The deep runner (``moonmaskc.frontends.deep.run_deep``): results, exceptions, depth, reuse of its
+worker threads, and a forked child that finds none of its parent's workers."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import threading
+
+import pytest
+
+import moonmaskc
+from moonmaskc.frontends import deep
+from moonmaskc.frontends.deep import recursion_budget, run_deep
+from moonmaskc.limits import LARGEST_MAX_NESTING, Limits
+
+
+def _depth(n: int) -> int:
+    return 0 if n == 0 else 1 + _depth(n - 1)
+
+
+def test_result_and_exception_reach_the_caller() -> None:
+    limits = Limits()
+    assert run_deep(lambda: 41 + 1, limits) == 42
+    with pytest.raises(ZeroDivisionError):
+        run_deep(lambda: 1 // 0, limits)
+    assert run_deep(lambda: "after a failure", limits) == "after a failure"
+
+
+def test_recursion_far_past_the_callers_limit() -> None:
+    limits = Limits()
+    depth = sys.getrecursionlimit() * 4
+    assert depth < recursion_budget(limits)
+    assert run_deep(lambda: _depth(depth), limits) == depth
+    assert sys.getrecursionlimit() < depth  # the caller's limit is restored
+
+
+def test_workers_are_reused_between_runs() -> None:
+    limits = Limits()
+    names = {run_deep(lambda: threading.get_ident(), limits) for _ in range(20)}
+    assert len(names) == 1
+    assert run_deep(lambda: threading.current_thread().name, limits) == "moonmaskc-deep"
+
+
+def test_nested_run_stays_on_the_same_thread() -> None:
+    limits = Limits()
+    outer, inner = run_deep(lambda: (threading.get_ident(), run_deep(threading.get_ident, limits)), limits)
+    assert outer == inner
+
+
+def test_a_bigger_stack_is_not_kept() -> None:
+    big = Limits(max_nesting=LARGEST_MAX_NESTING)
+    assert run_deep(lambda: 7, big) == 7
+    assert all(worker.frames < recursion_budget(big) for worker in deep._idle)
+
+
+def test_concurrent_callers_get_their_own_results() -> None:
+    limits = Limits()
+    results: dict[int, int] = {}
+
+    def call(i: int) -> None:
+        results[i] = run_deep(lambda: _depth(200 + i), limits)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {i: 200 + i for i in range(8)}
+
+
+def _compile_in_child(queue: multiprocessing.Queue[int]) -> None:
+    artifact = moonmaskc.compile_regex("[ab]{2,3}")
+    queue.put(artifact.dfa.num_states)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork")
+def test_forked_child_compiles() -> None:
+    run_deep(lambda: None, Limits())  # the parent has an idle worker
+    context = multiprocessing.get_context("fork")
+    queue: multiprocessing.Queue[int] = context.Queue()
+    child = context.Process(target=_compile_in_child, args=(queue,))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) == moonmaskc.compile_regex("[ab]{2,3}").dfa.num_states
