@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,9 @@ class Guide:
             np.dtype(dtype): _RowViews(table.mask_rows, dtype) for dtype in (np.uint32, np.int32)
         }
         self._state_rows: list[int] = table.state_row.tolist()
+        # With the native core, a fill is one C call: the mask row of each state, kept on first use.
+        self._copy_row = _native_copy_row()
+        self._state_masks: list[np.ndarray | None] = [None] * self._num_states
 
     @cached_property
     def _token_class(self) -> np.ndarray:
@@ -219,6 +223,9 @@ class Guide:
         if warm is not None:
             warm()
         _ = self._class_next, self._token_class
+        if self._copy_row is not None:
+            rows = self.table.mask_rows
+            self._state_masks = [rows[row] for row in self._state_rows]
         return self
 
     def start(self) -> int:
@@ -293,6 +300,20 @@ class Guide:
         """Copy the mask of ``state`` into row ``row`` of ``out`` (numpy or torch, int32 or uint32,
         1-D or 2-D, at least ``bitmask_words`` words; extra words are set to 0). ``tokens_left``:
         as in ``allowed``; while it is at least ``loose_budget(state)`` the fill is the unbudgeted one."""
+        copy = self._copy_row
+        if (
+            copy is not None
+            and tokens_left is None
+            and type(out) is np.ndarray
+            and type(state) is int
+            and type(row) is int
+            and 0 <= state < self._num_states
+        ):
+            source = self._state_masks[state]
+            if source is None:
+                source = self._state_masks[state] = self.table.mask_rows[self._state_rows[state]]
+            if copy(out, row, source, self._words):
+                return
         if (
             type(out) is np.ndarray
             and type(state) is int
@@ -530,6 +551,15 @@ def _as_numpy(logits: Any) -> np.ndarray:
     if _is_torch(logits):
         return logits.detach().float().cpu().numpy()
     return np.asarray(logits)
+
+
+def _native_copy_row() -> Callable[[Any, int, Any, int], bool] | None:
+    """The native core's ``copy_row`` (see ``moonmaskc/automata/_native/fill.pyx``), or None when
+    it was not built or ``MOONMASKC_PURE=1``: then fills take the numpy path."""
+    from moonmaskc.automata.native import native
+
+    module = native("fill")
+    return None if module is None else module.copy_row
 
 
 class _RowViews:

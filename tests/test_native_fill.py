@@ -1,0 +1,108 @@
+"""The native mask fill (``_native/fill.pyx`` through ``Guide.fill_bitmask``) against the numpy
+path: the same words for every state of a real GPT-2 artifact, in every bitmask layout the runtime
+accepts; and ``copy_row`` declining, without writing, every buffer it must leave to the checked
+Python path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import moonmaskc
+from moonmaskc.automata.native import native
+from moonmaskc.errors import RuntimeInputError
+from moonmaskc.runtime import Guide
+from tests.conftest import PROJECT_ROOT, data_path
+
+fill = native("fill")
+pytestmark = pytest.mark.skipif(fill is None, reason="the native core is not built")
+
+
+@pytest.fixture(scope="module")
+def artifact_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    schema = json.loads((PROJECT_ROOT / "examples" / "schemas" / "order.json").read_text(encoding="utf-8"))
+    artifact = moonmaskc.compile_schema(schema, tokenizer=str(data_path("tokenizers", "gpt2.json")))
+    return artifact.save(tmp_path_factory.mktemp("fill") / "order.npz")
+
+
+def _numpy_fill(guide: Guide, state: int, out: np.ndarray, row: int) -> None:
+    mask = guide.mask(state)
+    target = out[row] if out.ndim == 2 else out
+    target[: guide.bitmask_words] = mask.view(target.dtype)
+    target[guide.bitmask_words :] = 0
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+@pytest.mark.parametrize("shape_extra", [(2, 0), (3, 5), (None, 0), (None, 7)])
+def test_every_state_fills_as_the_numpy_path(artifact_path: Path, dtype: type, shape_extra: tuple) -> None:
+    rows, extra = shape_extra
+    guide = Guide.load(artifact_path)
+    assert guide._copy_row is not None
+    words = guide.bitmask_words + extra
+    shape = (words,) if rows is None else (rows, words)
+    for state in range(guide.num_states):
+        row = 0 if rows is None else state % rows
+        ours = np.full(shape, 0x5A5A5A5A, dtype=dtype)
+        expected = np.full(shape, 0x5A5A5A5A, dtype=dtype)
+        guide.fill_bitmask(state, ours, row)
+        _numpy_fill(guide, state, expected, row)
+        assert np.array_equal(ours, expected), state
+
+
+def test_pure_forced_guide_fills_the_same(artifact_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    native_guide = Guide.load(artifact_path)
+    monkeypatch.setenv("MOONMASKC_PURE", "1")
+    pure_guide = Guide.load(artifact_path)
+    assert pure_guide._copy_row is None
+    for state in range(native_guide.num_states):
+        a = np.zeros((1, native_guide.bitmask_words), np.int32)
+        b = np.zeros((1, pure_guide.bitmask_words), np.int32)
+        native_guide.fill_bitmask(state, a)
+        pure_guide.fill_bitmask(state, b)
+        assert np.array_equal(a, b)
+
+
+def _declined(out: object, row: int, source: object, words: int) -> None:
+    before = np.array(out, copy=True) if isinstance(out, np.ndarray) else None
+    assert fill.copy_row(out, row, source, words) is False  # type: ignore[union-attr]
+    if before is not None:
+        assert np.array_equal(np.asarray(out), before)
+
+
+def test_copy_row_declines_what_it_must_not_write() -> None:
+    words = 8
+    source = np.arange(words, dtype=np.uint32)
+    read_only = np.zeros((2, words), np.int32)
+    read_only.flags.writeable = False
+    _declined(read_only, 0, source, words)
+    _declined(np.zeros((2, words), np.int64), 0, source, words)
+    _declined(np.zeros((2, words), np.int8), 0, source, words)
+    _declined(np.zeros((2, words), np.float32), 0, source, words)
+    _declined(np.zeros((2, words * 2), np.int32)[:, ::2], 0, source, words)  # not contiguous
+    _declined(np.zeros((2, words - 1), np.int32), 0, source, words)  # too narrow
+    _declined(np.zeros((2, 2, words), np.int32), 0, source, words)  # 3-D
+    _declined(np.zeros((2, words), np.int32), 2, source, words)  # no such row
+    _declined(np.zeros((2, words), np.int32), -1, source, words)
+    _declined(np.zeros((2, words), np.int32), 0, source[:-1], words)  # short source
+    _declined(np.zeros((2, words), np.int32), 0, np.arange(words * 2, dtype=np.uint32)[::2], words)
+    _declined(np.zeros((2, words), np.int32), 0, source, -1)
+    _declined([0] * words, 0, source, words)  # no buffer protocol
+    _declined(np.zeros((2, words), np.int32), 0, "not a buffer", words)
+    written = np.zeros((2, words + 2), np.uint32)
+    assert fill.copy_row(written, 1, source, words) is True  # type: ignore[union-attr]
+    assert written[1].tolist() == [*range(words), 0, 0] and not written[0].any()
+
+
+def test_a_declined_buffer_still_gets_the_runtime_error(artifact_path: Path) -> None:
+    guide = Guide.load(artifact_path)
+    read_only = np.zeros((1, guide.bitmask_words), np.int32)
+    read_only.flags.writeable = False
+    with pytest.raises(RuntimeInputError, match="read-only"):
+        guide.fill_bitmask(guide.start(), read_only)
+    with pytest.raises(RuntimeInputError):
+        guide.fill_bitmask(guide.start(), np.zeros((1, guide.bitmask_words), np.int64))
+    with pytest.raises(RuntimeInputError):
+        guide.fill_bitmask(guide.start(), np.zeros((2, guide.bitmask_words), np.int32), 2)
