@@ -48,9 +48,11 @@ class ByteSet:
 class Seq:
     items: tuple[Node, ...]
     _hash: int = field(init=False, repr=False, compare=False)
+    _size: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash(("seq", self.items)))
+        object.__setattr__(self, "_size", _size_of_items(self.items))
 
     def __hash__(self) -> int:
         return self._hash
@@ -63,9 +65,11 @@ class Seq:
 class Alt:
     items: tuple[Node, ...]
     _hash: int = field(init=False, repr=False, compare=False)
+    _size: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash(("alt", self.items)))
+        object.__setattr__(self, "_size", _size_of_items(self.items))
 
     def __hash__(self) -> int:
         return self._hash
@@ -80,9 +84,11 @@ class Repeat:
     min: int
     max: int | None
     _hash: int = field(init=False, repr=False, compare=False)
+    _size: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash(("repeat", self.item, self.min, self.max)))
+        object.__setattr__(self, "_size", _size_of_items((self.item,)))
 
     def __hash__(self) -> int:
         return self._hash
@@ -100,6 +106,20 @@ class Automaton:
 
 
 Node = ByteSet | Seq | Alt | Repeat | Automaton
+
+SIZE_CAP = 1 << 62
+"""Tree sizes (shared subtrees counted each time) are kept up to this: past it, they only need to
+compare as huge."""
+
+
+def _size_of_items(items: tuple[Node, ...]) -> int:
+    """1 (the node) plus the tree size of each item: composite nodes cache theirs."""
+    total = 1
+    for item in items:
+        kind = type(item)
+        total += item._size if kind is Seq or kind is Alt or kind is Repeat else 1  # type: ignore[union-attr]
+    return total if total < SIZE_CAP else SIZE_CAP
+
 
 NOTHING = ByteSet(0)
 EPSILON = Seq(())
@@ -224,18 +244,11 @@ def plus(node: Node) -> Node:
     return repeat(node, 1, None)
 
 
-def _children(node: Node) -> tuple[Node, ...]:
-    if isinstance(node, (Seq, Alt)):
-        return node.items
-    if isinstance(node, Repeat):
-        return (node.item,)
-    return ()
-
-
 def fold(node: Node, combine: Callable[[Node, list[Any]], Any]) -> Any:
     """``combine(node, values of its children)`` bottom-up over ``node``, iteratively (no recursion
     limit however deep the tree) and once per distinct subtree object (shared subtrees are folded
-    once: the values are memoised by identity while the walk holds the root)."""
+    once: the values are memoised by identity while the walk holds the root). Leaves (byte sets,
+    automata) are combined as soon as their parent is reached, never pushed on the work list."""
     done: dict[int, Any] = {}
     work: list[tuple[Node, bool]] = [(node, False)]
     while work:
@@ -243,12 +256,27 @@ def fold(node: Node, combine: Callable[[Node, list[Any]], Any]) -> Any:
         key = id(current)
         if key in done:
             continue
-        children = _children(current)
-        if expanded or not children:
+        kind = type(current)
+        if kind is Seq or kind is Alt:
+            children: tuple[Node, ...] = current.items  # type: ignore[union-attr]
+        elif kind is Repeat:
+            children = (current.item,)  # type: ignore[union-attr]
+        else:
+            done[key] = combine(current, [])
+            continue
+        if expanded:
             done[key] = combine(current, [done[id(child)] for child in children])
             continue
         work.append((current, True))
-        work.extend((child, False) for child in reversed(children) if id(child) not in done)
+        for child in reversed(children):
+            child_key = id(child)
+            if child_key in done:
+                continue
+            child_kind = type(child)
+            if child_kind is ByteSet or child_kind is Automaton:
+                done[child_key] = combine(child, [])
+            else:
+                work.append((child, False))
     return done[id(node)]
 
 
@@ -282,24 +310,15 @@ def _equal(first: Node, second: Node) -> bool:
 
 
 def size(node: Node) -> int:
-    """Number of nodes in the tree (shared subtrees counted each time)."""
-    return int(fold(node, lambda current, sizes: 1 + sum(sizes)))
+    """Number of nodes in the tree (shared subtrees counted each time; at most ``SIZE_CAP``),
+    cached by every composite node at construction."""
+    kind = type(node)
+    return node._size if kind is Seq or kind is Alt or kind is Repeat else 1  # type: ignore[union-attr]
 
 
 def size_exceeds(node: Node, limit: int) -> bool:
-    """Whether ``size(node) > limit``, walking at most ``limit + 1`` nodes (iteratively)."""
-    count = 0
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        count += 1
-        if count > limit:
-            return True
-        if isinstance(current, (Seq, Alt)):
-            stack.extend(current.items)
-        elif isinstance(current, Repeat):
-            stack.append(current.item)
-    return False
+    """Whether ``size(node) > limit`` (constant time)."""
+    return size(node) > limit
 
 
 def _nullable_step(node: Node, children: list[bool]) -> bool:

@@ -47,6 +47,9 @@ class Estimate:
     work: int
 
 
+ONE_BYTE = Estimate(1, 1)
+
+
 def _copies(node: ir.Repeat) -> int:
     return max(node.min, node.max if node.max is not None else node.min, 1)
 
@@ -60,6 +63,7 @@ class _Estimator:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.boundaries: dict[int, bool] = {}
+        self.one_byte_fits = limits.max_nfa_states >= ONE_BYTE.states and limits.max_work >= ONE_BYTE.work
 
     def clear_enough(self, item: ir.Node, square: int) -> bool:
         """Whether the copies of ``item`` have clear boundaries, asked only where it matters: an
@@ -88,8 +92,10 @@ class _Estimator:
         return found
 
     def step(self, node: ir.Node, children: list[Estimate]) -> Estimate:
+        if type(node) is ir.ByteSet and self.one_byte_fits:  # most nodes: no new object, no check
+            return ONE_BYTE
         if isinstance(node, ir.ByteSet):
-            estimate = Estimate(1, 1)
+            estimate = ONE_BYTE
         elif isinstance(node, ir.Automaton):
             estimate = Estimate(node.dfa.num_states, node.dfa.num_states)
         elif isinstance(node, ir.Alt):
