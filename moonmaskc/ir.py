@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -393,7 +394,9 @@ def _class_body(mask: int) -> str:
     return "".join(parts)
 
 
+@lru_cache(maxsize=4096)
 def _print_byteset(mask: int) -> str:
+    """The regex text of one byte set (cached: a few classes recur all over a grammar)."""
     if mask == 0:
         return "[^\\x00-\\xff]"
     if mask == FULL_MASK:

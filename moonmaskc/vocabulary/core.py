@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -143,8 +144,10 @@ def _fingerprint(token_bytes: Sequence[bytes], eos_id: int, special_ids: Sequenc
     return digest.hexdigest()
 
 
+@cache
 def bytes_vocabulary() -> Vocabulary:
-    """The built-in vocabulary: ids 0..255 are the single bytes, 256 is eos."""
+    """The built-in vocabulary: ids 0..255 are the single bytes, 256 is eos. One object per
+    process (vocabularies are immutable), so that its trie stays in memory between compiles."""
     tokens = [bytes([b]) for b in range(256)] + [b""]
     return Vocabulary.from_tokens(tokens, eos_id=256, name=BYTES_VOCABULARY_NAME, eos_token=BYTES_EOS_TOKEN)
 
