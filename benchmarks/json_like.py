@@ -7,7 +7,8 @@ be measured before, or independently of, the JSON Schema front end.
 
 from __future__ import annotations
 
-from moonmaskc import ir, utf8
+from moonmaskc import ir
+from moonmaskc.frontends import utf8
 
 _ESCAPE = ir.seq(ir.text("\\"), ir.alt(*(ir.text(c) for c in '"\\/bfnrt')))
 

@@ -409,7 +409,7 @@ def test_search_of_many_alternatives_shares_one_prefix() -> None:
 
 
 def _any_char() -> ir.Node:
-    from moonmaskc import utf8
+    from moonmaskc.frontends import utf8
 
     return utf8.any_char()
 

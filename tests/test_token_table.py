@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonmaskc import ir, utf8
+from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
+from moonmaskc.frontends import utf8
 from moonmaskc.token_table import TokenTable, build_token_table
 from moonmaskc.trie import build_trie
 from moonmaskc.vocabulary import Vocabulary, bytes_vocabulary, load_vocabulary

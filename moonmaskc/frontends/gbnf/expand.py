@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from moonmaskc import ir, utf8
+from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.errors import LimitError, UnsupportedError
+from moonmaskc.frontends import utf8
 from moonmaskc.frontends.gbnf.tree import (
     Alternatives,
     AnyChar,

@@ -31,7 +31,7 @@ from moonmaskc.frontends.gbnf.tree import (
     Sequence,
     references,
 )
-from moonmaskc.grammar_files import grammar_text
+from moonmaskc.frontends.grammar_files import grammar_text
 
 MAX_CODE_POINT = 0x10FFFF
 _SIMPLE_ESCAPES = {"t": 0x09, "r": 0x0D, "n": 0x0A, "\\": 0x5C, '"': 0x22, "[": 0x5B, "]": 0x5D}

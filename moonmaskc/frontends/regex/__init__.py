@@ -4,10 +4,15 @@ Takes: a regex pattern, ``Limits`` and a flavor (``"python"`` or ``"ecma"``).
 Hands on: ``parse``: the full-match language of the pattern (a ``FrontendResult``);
 ``parse_search``: the language of the strings that contain a match (JSON Schema ``pattern``).
 
-Modules: ``parser`` (the Lark grammar's callbacks building the IR, flavors, escapes and classes,
-syntax errors in regex terms) and ``nesting`` (the group nesting bound, checked before parsing).
+Modules: ``parser`` (the entry points), ``nesting`` (the group nesting bound, checked before
+parsing), ``lexer`` (the Lark lexer and parser over ``regex.lark``, the grammar's terminals),
+``builder`` (the callbacks that turn rules and tokens into IR), ``escapes`` (escape sequences),
+``classes`` (bracket classes), ``quantifiers`` (repetition bounds), ``codepoints`` (code points to
+UTF-8 IR), ``flavors`` (python and ecma), ``context`` (what one parse carries), ``errors`` (syntax
+errors in regex terms).
 """
 
-from moonmaskc.frontends.regex.parser import DEFAULT_LIMITS, FLAVORS, Flavor, parse, parse_search
+from moonmaskc.frontends.regex.flavors import FLAVORS, Flavor
+from moonmaskc.frontends.regex.parser import DEFAULT_LIMITS, parse, parse_search
 
 __all__ = ["DEFAULT_LIMITS", "FLAVORS", "Flavor", "parse", "parse_search"]

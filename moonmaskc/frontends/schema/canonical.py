@@ -23,8 +23,9 @@ import math
 from decimal import Decimal
 from typing import Any
 
-from moonmaskc import ir, utf8
+from moonmaskc import ir
 from moonmaskc.errors import UnsupportedError
+from moonmaskc.frontends import utf8
 
 _SHORT_ESCAPES = {0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x22: '\\"', 0x5C: "\\\\"}
 ESCAPED_BYTES = [*range(0x20), 0x22, 0x5C]

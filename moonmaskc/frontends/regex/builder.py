@@ -1,0 +1,213 @@
+"""The callbacks that Lark runs while it parses a regex: tokens and rules to byte IR.
+
+Takes: the tokens and reduced rules of ``regex.lark``, one at a time, as the parser shifts and
+reduces them (no parse tree is built). Hands on: the pattern's top-level alternatives, a list of
+``Branch`` (each with its IR and its ``^`` / ``$`` anchors); ``alternation`` joins branches into one
+IR node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Token, Transformer
+
+from moonmaskc import ir
+from moonmaskc.frontends.regex.classes import class_node
+from moonmaskc.frontends.regex.codepoints import dot_node, text_node
+from moonmaskc.frontends.regex.context import current_parse
+from moonmaskc.frontends.regex.errors import misplaced_anchor, source_error, unsupported
+from moonmaskc.frontends.regex.escapes import escape_node
+from moonmaskc.frontends.regex.lexer import atom_pattern, token_start
+from moonmaskc.frontends.regex.quantifiers import bounds
+
+
+class Branch:
+    """One alternative being read: its items and where ``^`` / ``$`` stand.
+
+    ``^`` is allowed only before everything else and ``$`` only after everything else, so the
+    first item or anchor that follows a ``$`` makes that ``$`` an error.
+    """
+
+    __slots__ = ("anchor_position", "anchored_start", "dollar_position", "items")
+
+    def __init__(self) -> None:
+        self.items: list[ir.Node] = []
+        self.anchored_start = False
+        self.dollar_position: int | None = None
+        self.anchor_position: int | None = None
+
+    @property
+    def anchored_end(self) -> bool:
+        return self.dollar_position is not None
+
+    @property
+    def node(self) -> ir.Node:
+        return ir.seq(*self.items)
+
+
+def alternation(branches: list[Branch]) -> ir.Node:
+    """``ir.alt`` of the branches; a lone branch that is a non-empty sequence is its own
+    alternation, which saves ``ir.alt`` hashing the whole subtree."""
+    if len(branches) == 1:
+        node = branches[0].node
+        if isinstance(node, ir.Seq) and node.items:
+            return node
+        return ir.alt(node)
+    return ir.alt(*(branch.node for branch in branches))
+
+
+class IRBuilder(Transformer[Token, Any]):
+    """The callbacks Lark runs while it parses (one per rule, and one per token type that has a
+    meaning of its own). Atoms become IR nodes as soon as they are lexed; a concatenation is a
+    ``Branch`` that grows item by item; an alternation is a list of branches."""
+
+    # -- structure ---------------------------------------------------------------------------
+
+    def start(self, children: list[list[Branch]]) -> list[Branch]:
+        return children[0]
+
+    def first_branch(self, children: list[Branch]) -> list[Branch]:
+        return children
+
+    def next_branch(self, children: list[Any]) -> list[Branch]:
+        branches: list[Branch] = children[0]
+        branches.append(children[2])
+        return branches
+
+    def empty_concat(self, children: list[Any]) -> Branch:
+        return Branch()
+
+    def concat_atom(self, children: list[Any]) -> Branch:
+        branch: Branch = children[0]
+        if branch.dollar_position is not None:
+            raise misplaced_anchor("$", branch.dollar_position)
+        item = children[1]
+        if type(item) is list:  # the atoms of an ATOMS run
+            branch.items += item
+        else:
+            branch.items.append(item)
+        return branch
+
+    def concat_repeat(self, children: list[Any]) -> Branch:
+        branch: Branch = children[0]
+        if branch.dollar_position is not None:
+            raise misplaced_anchor("$", branch.dollar_position)
+        low, high = bounds(children[2])
+        branch.items.append(ir.repeat(children[1], low, high))
+        return branch
+
+    def concat(self, children: list[Branch]) -> Branch:
+        return children[0]
+
+    def double_quantifier(self, children: list[Any]) -> Branch:
+        token: Token = children[1]
+        raise source_error(
+            f"quantifier '{token}' follows another quantifier; wrap the first in (?:...)", token_start(token)
+        )
+
+    def concat_anchor(self, children: list[Any]) -> Branch:
+        branch: Branch = children[0]
+        token: Token = children[1]
+        position = token_start(token)
+        if branch.dollar_position is not None:
+            raise misplaced_anchor("$", branch.dollar_position)
+        if token == "^":
+            if branch.items or branch.anchored_start:
+                raise misplaced_anchor("^", position)
+            branch.anchored_start = True
+        else:
+            branch.dollar_position = position
+        if branch.anchor_position is None:
+            branch.anchor_position = position
+        return branch
+
+    def group(self, children: list[Any]) -> ir.Node:
+        branches: list[Branch] = children[1]
+        for branch in branches:
+            if branch.anchor_position is not None:
+                raise unsupported(
+                    "anchor inside a group",
+                    "'^' and '$' may stand only at the very start and end of the pattern "
+                    "or of a top-level alternative",
+                    branch.anchor_position,
+                )
+        return alternation(branches)
+
+    def group_open(self, children: list[Token]) -> Token:
+        return children[0]
+
+    # -- tokens with a meaning of their own (run when the parser shifts them) ----------------
+
+    def ATOMS(self, token: Token) -> list[ir.Node]:
+        text = str(token)
+        base = token_start(token)
+        nodes: list[ir.Node] = []
+        for match in atom_pattern().finditer(text):
+            kind, item, position = match.lastgroup, match.group(), base + match.start()
+            if kind == "literals":
+                nodes.append(text_node(item, position))
+            elif kind == "dot":
+                nodes.append(dot_node(current_parse().flavor))
+            elif kind == "escape":
+                nodes.append(escape_node(item, position))
+            else:
+                nodes.append(class_node(item, position))
+        return nodes
+
+    def LITERAL(self, token: Token) -> ir.Node:
+        return text_node(str(token), token_start(token))
+
+    def ESCAPE(self, token: Token) -> ir.Node:
+        return escape_node(str(token), token_start(token))
+
+    def DOT(self, token: Token) -> ir.Node:
+        return dot_node(current_parse().flavor)
+
+    def CHAR_CLASS(self, token: Token) -> ir.Node:
+        return class_node(str(token), token_start(token))
+
+    def NAMED_GROUP_OPEN(self, token: Token) -> Token:
+        text = str(token)
+        name = text[text.index("<") + 1 : -1]
+        named_groups = current_parse().named_groups
+        if name in named_groups:
+            raise source_error(f"group name {name!r} is defined twice", token_start(token))
+        named_groups.append(name)
+        return token
+
+    def LOOKAROUND_OPEN(self, token: Token) -> Token:
+        raise unsupported(
+            f"lookaround '{token}'", "it constrains context without consuming it", token_start(token)
+        )
+
+    def ATOMIC_OPEN(self, token: Token) -> Token:
+        raise unsupported(
+            f"atomic group '{token}'", "it changes matching, not just the language", token_start(token)
+        )
+
+    def SCOPED_FLAGS_OPEN(self, token: Token) -> Token:
+        raise unsupported(
+            f"inline flags '{token}'", "only the default flags are compiled", token_start(token)
+        )
+
+    def CONDITIONAL_OPEN(self, token: Token) -> Token:
+        raise unsupported(f"conditional group '{token}'", "it depends on a backreference", token_start(token))
+
+    def OTHER_EXTENSION_OPEN(self, token: Token) -> Token:
+        raise unsupported(f"group extension '{token}'", "not a known group kind", token_start(token))
+
+    def INLINE_FLAGS(self, token: Token) -> ir.Node:
+        raise unsupported(
+            f"inline flags '{token}'", "only the default flags are compiled", token_start(token)
+        )
+
+    def COMMENT(self, token: Token) -> ir.Node:
+        raise unsupported(
+            f"comment group '{token}'", "comments are not compiled; remove it", token_start(token)
+        )
+
+    def NAMED_BACKREF(self, token: Token) -> ir.Node:
+        raise unsupported(
+            f"backreference '{token}'", "a backreference is not a regular language", token_start(token)
+        )
