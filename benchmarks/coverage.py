@@ -6,12 +6,22 @@ the tokenizer ``$MOONMASKC_DATA/tokenizers/<name>.json`` (``gpt2``, the default,
 Peers (outlines-core, xgrammar, llguidance, with transformers: the ``bench`` extra) run when
 importable, else their cells say "not installed".
 
-Hands on: a table per run, one row per subset: moonmaskc's compiled / total in strict and
-``--lenient`` mode, median and p90 compile time and DFA states (strict successes only); for each
-peer its compiled / total with median and p90 compile time (its own successes); and the ratios
-moonmaskc / xgrammar of the medians and of the p90s (each engine's figure over its own successes,
-so the two sides may cover different schemas). The title names the timing mode. ``--json
-FILE`` also writes one object per subset (seconds, per-schema outcomes, failure reasons).
+Hands on: a table per run, one row per subset: moonmaskc's compiled / total in strict mode
+without any warning ("strict, no warning") and with warnings ("strict, warned": annotations the
+language does not depend on, such as unknown keywords, unknown formats, OpenAPI keywords, keywords
+switched off by an underscore; both are exact) and in ``--lenient`` mode (strict compiles
+included), median and p90 compile time and DFA states (strict successes only); for each peer its
+compiled / total with median and p90 compile time (its own successes); and the ratios moonmaskc /
+xgrammar of the medians and of the p90s (each engine's figure over its own successes, so the two
+sides may cover different schemas). The title names the timing mode. After it, the moonmaskc
+totals over all subsets and the strict refusals grouped by reason (``refusal_reason``: the keyword
+or the bound the error names, with what stopped it, e.g. ``oneOf: branches could not be proven
+disjoint``, ``uniqueItems: ...``, ``format 'regex'``, ``pattern: lookaround``, ``limit max-states
+(DFA)``, ``timeout``), most frequent first, the ``REASONS_SHOWN`` first: the total, how many of
+them compile with ``--lenient``, and the count per subset. ``--json FILE`` also writes one object
+per subset (seconds; ``strict_exact``, ``strict_warned``, ``warning_kinds``, ``refusals`` and
+``refusals_lenient_ok`` by reason; per-schema outcomes with their ``warnings`` by kind, or their
+``reason``, ``refusal`` and, when the lenient compile failed too, ``lenient_refusal``).
 
 Timing modes (``--tokenizer``):
 
@@ -50,9 +60,11 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import re
 import statistics
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -63,10 +75,13 @@ ENGINES = ("moonmaskc", *PEERS)
 TOKENIZERS = ("gpt2", "llama3", "none")
 WARM_UP_SECONDS = 300.0  # a worker's imports and vocabulary (llama3: several seconds per engine)
 
-# A job's outcome: (status, seconds, states, reason). status is "ok", "refused", "timeout" or "crash".
-Outcome = tuple[str, float, int, str]
-# Inside a worker: (schema text, lenient) -> (DFA states, 0 for a peer, or -1 if refused; reason).
-Compile = Callable[[str, bool], tuple[int, str]]
+REASONS_SHOWN = 25  # rows of the refusal-reason table (the JSON keeps them all)
+
+# A job's outcome: (status, seconds, states, reason, info). status is "ok", "refused", "timeout" or
+# "crash"; info is moonmaskc's ``{"why": refusal_reason}`` or ``{"warnings": {kind: count}}``.
+Outcome = tuple[str, float, int, str, dict[str, Any]]
+# Inside a worker: (schema text, lenient) -> (DFA states, 0 for a peer, or -1 if refused; reason; info).
+Compile = Callable[[str, bool], tuple[int, str, dict[str, Any]]]
 # Inside a worker, before the timing: schema text -> a refusal reason, or "" to go on and compile.
 Precheck = Callable[[str], str]
 
@@ -80,20 +95,93 @@ def _reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}".split("\n")[0][:160]
 
 
+def _words(construct: str, keep_quoted: bool = False) -> str:
+    """A construct's fixed words: ``"lookaround '(?!'"`` -> ``lookaround``, ``"$ref '#/a'"`` ->
+    ``$ref``, ``"multipleOf value 0.01"`` -> ``multipleOf value``."""
+    if not keep_quoted:
+        construct = re.sub(r"'[^']*'", " ", construct)
+    return " ".join(w for w in construct.split() if re.fullmatch(r"\$?[A-Za-z][A-Za-z_-]*|'[^']*'", w))
+
+
+def _clause(text: str) -> str:
+    """The first clause of a message, numbers as N: what stays the same from schema to schema."""
+    text = re.split(r": |; |, | \(", text.split("\n")[0], maxsplit=1)[0]
+    return re.sub(r"\d+", "N", text).strip()[:70]
+
+
+def _message(error: BaseException) -> str:
+    """An error's own message, without the source line and caret a ``SourceError`` appends."""
+    return str(getattr(error, "message", None) or error)
+
+
+# What a LimitError's message says hit the bound (the first one named counts).
+LIMIT_SUBJECTS = ("maxLength", "minLength", "multipleOf", "patternProperties", "product", "NFA", "DFA")
+
+
+def refusal_reason(error: BaseException) -> str:
+    """Why moonmaskc refused a schema, one short name to count refusals by.
+
+    A ``LimitError``: its ``bound``, with what hit it when its message names one of
+    ``LIMIT_SUBJECTS`` (``limit max-states (maxLength)``, ``limit max-states (DFA)``).
+    An ``UnsupportedError``: the keyword its ``construct`` names, with what stopped it: the error
+    of the keyword's builder when the policy raised the keyword's error while handling it (a regex
+    construct for ``pattern``, the format for ``format``: ``pattern: lookaround``,
+    ``format 'regex'``), else the first clause of the last part of its reason (``oneOf: branches
+    could not be proven disjoint``). Anything else: the first clause of its message. JSON pointers,
+    the quoted values of a construct (not a format's name) and numbers (written N) are left out,
+    so that one cause is one name."""
+    from moonmaskc.errors import LimitError, UnsupportedError
+
+    if isinstance(error, RecursionError):
+        return "recursion limit"
+    if isinstance(error, LimitError):
+        bound = f"limit {error.bound.replace('_', '-')}"
+        first = re.split(r"; |\. ", error.message)[0]  # not the costly strings listed after "; "
+        found = sorted((m.start(), s) for s in LIMIT_SUBJECTS if (m := re.search(rf"\b{s}\b", first)))
+        return f"{bound} ({found[0][1]})" if found else bound
+    if not isinstance(error, UnsupportedError):
+        return _clause(_message(error)) or type(error).__name__
+    quoted = re.fullmatch(r"keyword '(.+)'", error.construct)
+    keyword = quoted.group(1) if quoted else _words(error.construct)
+    # Context.refuse raises the keyword's error while the builder's (a moonmaskc one) is handled.
+    inner = error.__context__
+    if isinstance(inner, UnsupportedError):
+        detail = _words(inner.construct, keep_quoted=inner.construct.startswith(keyword))
+        if detail.startswith(keyword):
+            return detail
+    elif inner is not None and type(inner).__module__.startswith("moonmaskc"):
+        detail = _clause(_message(inner)) or type(inner).__name__
+    else:
+        prefix = f"unsupported {error.construct}" + (f" at {error.where}" if error.where else "") + ": "
+        detail = _clause(error.message.removeprefix(prefix).rsplit(": ", 1)[-1])
+    return f"{keyword}: {detail}" if detail else keyword
+
+
+_WARNING_KINDS = ("unknown keyword", "unknown format", "OpenAPI keyword", "disabled keyword")
+
+
+def warning_kinds(warnings: list[str]) -> dict[str, int]:
+    """A strict compile's warnings counted by kind (unknown keyword, unknown format, OpenAPI
+    keyword, disabled keyword, ...): annotations the language does not depend on."""
+    kinds: Counter[str] = Counter()
+    for warning in warnings:
+        kinds[next((k for k in _WARNING_KINDS if warning.startswith(k)), _clause(warning))] += 1
+    return dict(kinds)
+
+
 def _moonmaskc_dfa_only() -> Compile:
     """``--tokenizer none``: schema text to minimal DFA, no token table."""
     from moonmaskc.automata.build import compile_ir
     from moonmaskc.errors import MoonmaskError
     from moonmaskc.frontends.schema import compile_schema_ir
 
-    def compile_one(text: str, lenient: bool) -> tuple[int, str]:
+    def compile_one(text: str, lenient: bool) -> tuple[int, str, dict[str, Any]]:
         try:
-            dfa = compile_ir(compile_schema_ir(text, lenient=lenient).node)
-        except MoonmaskError as error:
-            return -1, str(error).split("\n")[0][:160]
-        except RecursionError:
-            return -1, "RecursionError"
-        return dfa.num_states, ""
+            result = compile_schema_ir(text, lenient=lenient)
+            dfa = compile_ir(result.node)
+        except (MoonmaskError, RecursionError) as error:
+            return -1, str(error).split("\n")[0][:160] or type(error).__name__, {"why": refusal_reason(error)}
+        return dfa.num_states, "", {"warnings": warning_kinds(result.warnings)}
 
     return compile_one
 
@@ -109,16 +197,14 @@ def _moonmaskc_with_vocabulary(vocabulary: Any) -> Compile:
 
     bitmask = np.zeros((1, (vocabulary.size + 31) // 32), dtype=np.int32)
 
-    def compile_one(text: str, lenient: bool) -> tuple[int, str]:
+    def compile_one(text: str, lenient: bool) -> tuple[int, str, dict[str, Any]]:
         try:
             artifact = moonmaskc.compile_schema(text, tokenizer=vocabulary, lenient=lenient)
             guide = Guide.from_artifact(artifact)
             guide.fill_bitmask(guide.start(), bitmask, 0)
-        except MoonmaskError as error:
-            return -1, str(error).split("\n")[0][:160]
-        except RecursionError:
-            return -1, "RecursionError"
-        return artifact.dfa.num_states, ""
+        except (MoonmaskError, RecursionError) as error:
+            return -1, str(error).split("\n")[0][:160] or type(error).__name__, {"why": refusal_reason(error)}
+        return artifact.dfa.num_states, "", {"warnings": warning_kinds(artifact.metadata["warnings"])}
 
     return compile_one
 
@@ -126,7 +212,7 @@ def _moonmaskc_with_vocabulary(vocabulary: Any) -> Compile:
 def _peer_grammar_only(peer: str) -> tuple[Compile, Precheck | None]:  # pragma: no cover - bench extra
     """``--tokenizer none``: each peer's grammar (or regex) from the schema, no vocabulary."""
 
-    def compile_one(text: str, lenient: bool) -> tuple[int, str]:
+    def compile_one(text: str, lenient: bool) -> tuple[int, str, dict[str, Any]]:
         try:
             if peer == "outlines-core":
                 from outlines_core.json_schema import build_regex_from_schema
@@ -139,7 +225,7 @@ def _peer_grammar_only(peer: str) -> tuple[Compile, Precheck | None]:  # pragma:
                 # (is_error, messages); "Unimplemented keys" warnings mean the schema was not honoured.
                 is_error, messages = llguidance.LLMatcher.validate_grammar_with_warnings(grammar)
                 if is_error or any("Unimplemented" in m for m in messages):
-                    return -1, "; ".join(messages)[:160]
+                    return -1, "; ".join(messages)[:160], {}
             elif peer == "xgrammar":
                 import xgrammar
 
@@ -147,8 +233,8 @@ def _peer_grammar_only(peer: str) -> tuple[Compile, Precheck | None]:  # pragma:
             else:
                 raise ValueError(peer)
         except Exception as error:
-            return -1, _reason(error)
-        return 0, ""
+            return -1, _reason(error), {}
+        return 0, "", {}
 
     return compile_one, None
 
@@ -173,13 +259,13 @@ def _peer_with_tokenizer(
         words = (size + 31) // 32
         mask = np.zeros(words, dtype=np.int32)
 
-        def compile_outlines(text: str, lenient: bool) -> tuple[int, str]:
+        def compile_outlines(text: str, lenient: bool) -> tuple[int, str, dict[str, Any]]:
             try:
                 index = outlines_core.Index(build_regex_from_schema(text), oc_vocabulary)
                 outlines_core.Guide(index).write_mask_into(mask.ctypes.data, words, 4)
             except Exception as error:
-                return -1, _reason(error)
-            return 0, ""
+                return -1, _reason(error), {}
+            return 0, "", {}
 
         return compile_outlines, None
 
@@ -195,13 +281,13 @@ def _peer_with_tokenizer(
         compiler = xgrammar.GrammarCompiler(info, cache_enabled=False)
         xg_bitmask = xgrammar.allocate_token_bitmask(1, size)
 
-        def compile_xgrammar(text: str, lenient: bool) -> tuple[int, str]:
+        def compile_xgrammar(text: str, lenient: bool) -> tuple[int, str, dict[str, Any]]:
             try:
                 compiled = compiler.compile_json_schema(text)
                 xgrammar.GrammarMatcher(compiled).fill_next_token_bitmask(xg_bitmask)
             except Exception as error:
-                return -1, _reason(error)
-            return 0, ""
+                return -1, _reason(error), {}
+            return 0, "", {}
 
         return compile_xgrammar, None
     if peer == "llguidance":
@@ -223,16 +309,16 @@ def _peer_with_tokenizer(
                 return "; ".join(messages)[:160] or "invalid grammar"
             return ""
 
-        def compile_llguidance(text: str, lenient: bool) -> tuple[int, str]:
+        def compile_llguidance(text: str, lenient: bool) -> tuple[int, str, dict[str, Any]]:
             try:
                 grammar = llguidance.LLMatcher.grammar_from_json_schema(text)
                 matcher = llguidance.LLMatcher(ll_tokenizer, grammar)
                 llguidance.numpy.fill_next_token_bitmask(matcher, ll_bitmask)
             except Exception as error:
-                return -1, _reason(error)
+                return -1, _reason(error), {}
             if matcher.is_error():  # grammar errors and resource limits, never raised
-                return -1, matcher.get_error().split("\n")[0][:160] or "matcher error"
-            return 0, ""
+                return -1, matcher.get_error().split("\n")[0][:160] or "matcher error", {}
+            return 0, "", {}
 
         return compile_llguidance, precheck
     raise ValueError(peer)
@@ -256,7 +342,7 @@ def _engine(engine: str, tokenizer_file: Path | None) -> tuple[Compile, Precheck
 
 
 def _serve(connection: Connection, engine: str, tokenizer_file: Path | None) -> None:
-    """Worker loop: receive (schema text, lenient), compile, send back (states, seconds, reason)."""
+    """Worker loop: receive (schema text, lenient), compile, send back (states, seconds, reason, info)."""
     compile_one, precheck = _engine(engine, tokenizer_file)
     while True:
         try:
@@ -265,11 +351,11 @@ def _serve(connection: Connection, engine: str, tokenizer_file: Path | None) -> 
             return
         refusal = precheck(text) if precheck is not None else ""
         if refusal:
-            connection.send((-1, 0.0, refusal))
+            connection.send((-1, 0.0, refusal, {}))
             continue
         started = time.perf_counter()
-        states, reason = compile_one(text, lenient)
-        connection.send((states, time.perf_counter() - started, reason))
+        states, reason, info = compile_one(text, lenient)
+        connection.send((states, time.perf_counter() - started, reason, info))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,16 +399,17 @@ class Worker:
         connection.send((text, lenient))
         if not connection.poll(timeout):
             self.stop()
-            return "timeout", timeout, 0, "timeout"
+            return "timeout", timeout, 0, "timeout", {"why": "timeout"}
         try:
-            states, seconds, reason = connection.recv()
+            states, seconds, reason, info = connection.recv()
         except (EOFError, ConnectionResetError):
             code = self._process.exitcode if self._process is not None else None
             self.stop()
-            return "crash", time.perf_counter() - started, 0, f"worker died (exit code {code})"
+            died = f"worker died (exit code {code})"
+            return "crash", time.perf_counter() - started, 0, died, {"why": "crash"}
         if states < 0:
-            return "refused", seconds, 0, reason
-        return "ok", seconds, states, ""
+            return "refused", seconds, 0, reason, info
+        return "ok", seconds, states, "", info
 
     def warm_up(self) -> None:
         """Start the process and wait for its imports, its vocabulary and tokenizer objects and a
@@ -412,11 +499,10 @@ def main() -> None:
     print(f"time limit {args.timeout:g} s per schema and engine; peers: {', '.join(peers) or 'none'}")
     ratio_header = " moonmaskc / xgrammar (median, p90) |" if "xgrammar" in wanted else ""
     print(
-        "| subset | strict | lenient | median s | p90 s | median states | p90 states |"
-        + "".join(f" {p} (median, p90 s) |" for p in wanted)
-        + ratio_header
+        "| subset | strict, no warning | strict, warned | lenient | median s | p90 s | median states "
+        "| p90 states |" + "".join(f" {p} (median, p90 s) |" for p in wanted) + ratio_header
     )
-    print("|" + "---|" * (7 + len(wanted) + bool(ratio_header)))
+    print("|" + "---|" * (8 + len(wanted) + bool(ratio_header)))
     started_run = time.perf_counter()
     try:
         for subset in subsets:
@@ -425,8 +511,43 @@ def main() -> None:
         for worker in workers.values():
             worker.stop()
     print(f"total wall time {time.perf_counter() - started_run:.0f} s")
+    print_refusals(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+
+
+def print_refusals(rows: list[dict[str, Any]]) -> None:
+    """The totals of the main table's moonmaskc columns, then the strict refusals (time-outs and
+    crashes included) by reason, most frequent first: in total, how many of them ``--lenient``
+    compiled, and per subset."""
+    total: Counter[str] = Counter()
+    rescued: Counter[str] = Counter()
+    for row in rows:
+        total.update(row["refusals"])
+        rescued.update(row["refusals_lenient_ok"])
+    count = sum(row["total"] for row in rows)
+    exact, warned = sum(row["strict_exact"] for row in rows), sum(row["strict_warned"] for row in rows)
+    lenient = sum(row["lenient"] for row in rows)
+    print(
+        f"\nall subsets: strict, no warning {exact}/{count}; strict, warned {warned}/{count}; "
+        f"lenient {lenient}/{count}; not compiled in strict mode {sum(total.values())}/{count}"
+    )
+    if not total:
+        return
+    print("\nStrict refusals, time-outs and crashes by reason (lenient: how many compile with --lenient)")
+    print("| reason | total | lenient |" + "".join(f" {row['subset']} |" for row in rows))
+    print("|" + "---|" * (3 + len(rows)))
+    shown = total.most_common(REASONS_SHOWN)
+    rest = [why for why in total if why not in dict(shown)]
+    for why, n in shown:
+        cells = "".join(f" {row['refusals'].get(why, '')} |" for row in rows)
+        print(f"| {why} | {n} | {rescued[why]} |" + cells)
+    if rest:
+        cells = "".join(f" {sum(row['refusals'].get(w, 0) for w in rest) or ''} |" for row in rows)
+        print(
+            f"| other ({len(rest)} reasons) | {sum(total[w] for w in rest)} | "
+            f"{sum(rescued[w] for w in rest)} |" + cells
+        )
 
 
 def _ratio(ours: list[float], theirs: list[float], q: float) -> float | None:
@@ -444,36 +565,43 @@ def _subset_row(
     workers: dict[str, Worker],
 ) -> dict[str, Any]:
     files = sorted((args.data / subset).glob("*.json"))[: args.limit]
-    strict = lenient = 0
+    exact = warned = lenient = 0
     times: list[float] = []
     states: list[float] = []
-    reasons: dict[str, int] = {}
+    refusals: Counter[str] = Counter()  # normalised reason -> schemas refused in strict mode
+    rescued: Counter[str] = Counter()  # of those, compiled under --lenient
+    kinds: Counter[str] = Counter()  # warning kind -> strict compiles warned of it
     peer_ok = dict.fromkeys(wanted, 0)
     peer_times: dict[str, list[float]] = {p: [] for p in wanted}
     peer_failures: dict[str, dict[str, int]] = {p: {} for p in wanted}
     per_schema: list[dict[str, Any]] = []
     for path in files:
         text = path.read_text(encoding="utf-8")
-        status, seconds, n_states, why = workers["moonmaskc"].run(text, False, args.timeout)
+        status, seconds, n_states, why, info = workers["moonmaskc"].run(text, False, args.timeout)
         record: dict[str, Any] = {"file": path.name, "strict": status, "seconds": round(seconds, 4)}
         if status == "ok":
-            strict += 1
+            warnings = info.get("warnings", {})
+            exact += not warnings
+            warned += bool(warnings)
+            kinds.update(warnings.keys())
             lenient += 1
             times.append(seconds)
             states.append(n_states)
-            record["states"] = n_states
+            record.update(states=n_states, warnings=warnings)
         else:
-            key = why.split(":")[0] if status == "refused" else status
-            reasons[key] = reasons.get(key, 0) + 1
-            record["reason"] = why
+            refusals[info["why"]] += 1
+            record.update(reason=why, refusal=info["why"])
             if status == "refused":
-                lenient_status, *_ = workers["moonmaskc"].run(text, True, args.timeout)
+                lenient_status, *_, lenient_info = workers["moonmaskc"].run(text, True, args.timeout)
                 lenient += lenient_status == "ok"
+                rescued[info["why"]] += lenient_status == "ok"
                 record["lenient"] = lenient_status
+                if lenient_status != "ok":
+                    record["lenient_refusal"] = lenient_info["why"]
         for peer in wanted:
             if peer not in workers:
                 continue
-            peer_status, peer_seconds, _, peer_why = workers[peer].run(text, False, args.timeout)
+            peer_status, peer_seconds, _, peer_why, _ = workers[peer].run(text, False, args.timeout)
             record[peer] = peer_status
             if peer_status == "ok":
                 peer_ok[peer] += 1
@@ -501,8 +629,9 @@ def _subset_row(
             ", ".join(f"{value:.2f}x" if value is not None else "-" for value in ratios.values())
         )
     print(
-        f"| {subset} | {strict}/{total} | {lenient}/{total} | {_quantile(times, 0.5):.3f} | "
-        f"{_quantile(times, 0.9):.3f} | {_quantile(states, 0.5):.0f} | {_quantile(states, 0.9):.0f} |"
+        f"| {subset} | {exact}/{total} | {warned}/{total} | {lenient}/{total} | "
+        f"{_quantile(times, 0.5):.3f} | {_quantile(times, 0.9):.3f} | "
+        f"{_quantile(states, 0.5):.0f} | {_quantile(states, 0.9):.0f} |"
         + "".join(f" {cell} |" for cell in peer_cells),
         flush=True,
     )
@@ -511,7 +640,9 @@ def _subset_row(
         "tokenizer": args.tokenizer,
         "timing": timing_mode(args.tokenizer),
         "total": total,
-        "strict": strict,
+        "strict": exact + warned,
+        "strict_exact": exact,
+        "strict_warned": warned,
         "lenient": lenient,
         "median_seconds": statistics.median(times) if times else None,
         "p90_seconds": _quantile(times, 0.9) if times else None,
@@ -521,7 +652,9 @@ def _subset_row(
         "peer_median_seconds": {p: (statistics.median(t) if t else None) for p, t in peer_times.items()},
         "peer_p90_seconds": {p: (_quantile(t, 0.9) if t else None) for p, t in peer_times.items()},
         "moonmaskc_over_xgrammar": ratios if "xgrammar" in wanted else None,
-        "strict_failures": dict(sorted(reasons.items(), key=lambda kv: -kv[1])[:10]),
+        "warning_kinds": dict(kinds.most_common()),
+        "refusals": dict(refusals.most_common()),
+        "refusals_lenient_ok": {why: rescued[why] for why in refusals},
         "peer_failures": {
             p: dict(sorted(f.items(), key=lambda kv: -kv[1])[:5]) for p, f in peer_failures.items()
         },
