@@ -15,8 +15,6 @@ from moonmaskc.frontends.schema.keywords import REFUSED
 from moonmaskc.limits import Limits
 
 REFUSED_EXAMPLES = {
-    "unevaluatedProperties": False,
-    "unevaluatedItems": False,
     "$dynamicRef": "#meta",
     "$recursiveRef": "#",
     "$recursiveAnchor": True,
@@ -42,15 +40,18 @@ def test_refused_keyword_names_keyword_and_pointer(keyword: str) -> None:
 def test_lenient_lists_every_ignored_keyword() -> None:
     schema = {
         "type": "object",
-        "unevaluatedProperties": False,
-        "properties": {"a": {"type": "array", "unevaluatedItems": False, "uniqueItems": True}},
+        "properties": {
+            "a": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "b": {"$dynamicRef": "#meta"},
+            "c": {"$recursiveRef": "#"},
+        },
     }
     result = compile_schema_ir(schema, lenient=True)
     ignored = result.notes["ignored_keywords"]
     assert len(ignored) == 3
-    assert any("'unevaluatedProperties' at #:" in w for w in ignored)
-    assert any("'unevaluatedItems' at #/properties/a" in w for w in ignored)
     assert any("'uniqueItems' at #/properties/a" in w for w in ignored)
+    assert any("'$dynamicRef' at #/properties/b" in w for w in ignored)
+    assert any("'$recursiveRef' at #/properties/c" in w for w in ignored)
 
 
 def test_unique_items_trivial_case_compiles() -> None:

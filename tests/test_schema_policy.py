@@ -229,28 +229,35 @@ def test_read_only_warns_only_in_an_openapi_document() -> None:
 # --------------------------------------------------------------------------- lenient
 
 
+# refused: the language of the items is infinite
+UNIQUE_STRINGS = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+
+
 def test_lenient_outside_a_complement_makes_the_language_wider() -> None:
-    schema = {"type": "object", "unevaluatedProperties": False, "properties": {"a": {"type": "integer"}}}
-    with pytest.raises(UnsupportedError, match=r"unevaluatedProperties.*#"):
+    schema = {"type": "object", "properties": {"a": UNIQUE_STRINGS}}
+    with pytest.raises(UnsupportedError, match=r"uniqueItems.*#/properties/a"):
         compile_schema_ir(schema)
     result = compile_schema_ir(schema, lenient=True)
     assert result.notes["language"].startswith("wider")
-    assert any("unevaluatedProperties" in w for w in result.notes["ignored_keywords"])
+    assert any("uniqueItems" in w for w in result.notes["ignored_keywords"])
+    dfa = compile_ir(result.node)
+    assert dfa.accepts(b'{"a":["x","x"]}')  # jsonschema refuses it: wider, as the note says
+    assert not Draft202012Validator(schema).is_valid({"a": ["x", "x"]})
 
 
 def test_lenient_inside_not_makes_the_language_narrower() -> None:
-    schema = {"not": {"type": "object", "unevaluatedProperties": False}}
+    schema = {"not": UNIQUE_STRINGS}
     result = compile_schema_ir(schema, lenient=True)
     assert result.notes["language"].startswith("narrower")
     dfa = compile_ir(result.node)
-    assert not dfa.accepts(b"{}")  # valid for the operand, so invalid here, as jsonschema says
-    assert not dfa.accepts(b'{"a":1}')  # jsonschema accepts it: narrower, as the note says
-    assert Draft202012Validator(schema).is_valid({"a": 1})
+    assert not dfa.accepts(b"[]")  # valid for the operand, so invalid here, as jsonschema says
+    assert not dfa.accepts(b'["x","x"]')  # jsonschema accepts it: narrower, as the note says
+    assert Draft202012Validator(schema).is_valid(["x", "x"])
 
 
 def test_lenient_effect_through_a_cached_reference_in_both_places() -> None:
     schema = {
-        "$defs": {"t": {"type": "object", "unevaluatedProperties": False}},
+        "$defs": {"t": UNIQUE_STRINGS},
         "anyOf": [{"$ref": "#/$defs/t"}, {"not": {"$ref": "#/$defs/t"}}],
     }
     result = compile_schema_ir(schema, lenient=True)

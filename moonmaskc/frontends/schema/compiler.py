@@ -7,10 +7,11 @@ per the whitespace policy, properties in declared order, canonical strings), wit
 ``inspect`` (whitespace policy, max_depth, refs unrolled, keywords ignored) and ``warnings`` (one
 line per keyword ignored under ``lenient``, with its JSON pointer).
 
-This module only dispatches: a subschema goes to ``constants`` (enum / const), ``references``
-($ref), ``combinators`` (allOf / anyOf / oneOf / not / if, presence dependencies) or, per instance
-type, to ``types.*``. The walk's state is a ``context.Context``; the automata it builds are cached
-in an ``automata.Automata``; the keyword policy is ``policy``.
+This module only dispatches: a subschema goes to ``constants`` (enum / const), ``unevaluated``
+(unevaluatedProperties / unevaluatedItems, rewritten into cases of ordinary schemas),
+``references`` ($ref), ``combinators`` (allOf / anyOf / oneOf / not / if, presence dependencies)
+or, per instance type, to ``types.*``. The walk's state is a ``context.Context``; the automata it
+builds are cached in an ``automata.Automata``; the keyword policy is ``policy``.
 
 Soundness bookkeeping: complements (``not``, ``if``) and "exactly one" products are taken against
 the universe of canonical values of bounded depth; they are exact only when the operand language
@@ -27,7 +28,7 @@ from moonmaskc import ir
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
-from moonmaskc.frontends.schema import combinators, constants, policy, references
+from moonmaskc.frontends.schema import combinators, constants, policy, references, unevaluated
 from moonmaskc.frontends.schema.arguments import as_list
 from moonmaskc.frontends.schema.automata import Automata, is_empty_node
 from moonmaskc.frontends.schema.combinators.all_of import all_of
@@ -40,6 +41,7 @@ from moonmaskc.frontends.schema.diagnostics import (
     most_costly,
     with_costly_strings,
 )
+from moonmaskc.frontends.schema.evaluated import has_unevaluated, without_trivial
 from moonmaskc.frontends.schema.layout import Layout, describe_policy
 from moonmaskc.frontends.schema.merge import type_set
 from moonmaskc.frontends.schema.refs import pointer_child
@@ -77,7 +79,9 @@ class SchemaWalk:
         if "enum" in schema or "const" in schema:
             policy.note_policy(self.ctx, schema, where)
             return constants.enumerated(self, schema, where)
-        clean = policy.clean(self.ctx, schema, where)
+        clean = without_trivial(policy.clean(self.ctx, schema, where))
+        if has_unevaluated(clean):  # the schema as written: what it evaluates goes by all of it
+            return self.unevaluated((schema, where), [], where)
         if "$ref" in clean:
             if self.ctx.old_draft or len(clean) == 1:
                 return references.reference(self, clean["$ref"], where)
@@ -93,6 +97,11 @@ class SchemaWalk:
     def all_of(self, schemas: list[Any], where: str, wheres: list[str] | None = None) -> ir.Node:
         """The values valid for every one of ``schemas`` (see ``combinators.all_of``)."""
         return all_of(self, schemas, where, wheres)
+
+    def unevaluated(self, sealed: tuple[Any, str], others: list[tuple[Any, str]], where: str) -> ir.Node:
+        """A schema with unevaluated keywords and the schemas it is conjoined with (see
+        ``unevaluated``)."""
+        return unevaluated.conjoined(self, sealed, others, where)
 
     def combined(self, schema: dict[str, Any], where: str) -> ir.Node:
         """A cleaned schema with no $ref / allOf at its top (see ``combinators``)."""

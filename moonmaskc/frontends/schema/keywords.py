@@ -84,6 +84,8 @@ COMPILED = frozenset(
         "then",
         "else",
         "$ref",
+        "unevaluatedProperties",
+        "unevaluatedItems",
     }
 )
 
@@ -136,8 +138,6 @@ SPEC_FORMATS = frozenset(
 
 # Keywords we know but cannot compile exactly, with the reason shown to the user.
 REFUSED = {
-    "unevaluatedProperties": "needs annotation results of all subschemas",
-    "unevaluatedItems": "needs annotation results of all subschemas",
     "$dynamicRef": "dynamic references are not compiled",
     "$recursiveRef": "dynamic references are not compiled",
     "$recursiveAnchor": "dynamic references are not compiled",

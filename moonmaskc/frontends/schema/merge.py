@@ -8,8 +8,11 @@ be combined (two different patterns, formats, ``not``, ...); the caller intersec
 Exactness rules: bounds take the tighter value, ``type`` the intersection, ``required`` the union;
 ``properties`` / ``additionalProperties`` are merged per key (a key absent from one side meets that
 side's ``additionalProperties``), so property order stays the first schema's declared order; with
-``patternProperties`` on either side, the second side's member keywords go to the residue (unless
-the first side has none); ``propertyNames`` are conjoined; ``contains`` with its bounds moves as one
+``patternProperties`` on either side they are merged too (the union of the patterns, conjoined
+per pattern) where that is exact (``_patterns_merge``: a side with a non-trivial
+``additionalProperties`` declares every property and pattern of the other), else the second
+side's member keywords go to the residue (unless the first side has none); ``propertyNames`` are
+conjoined; ``contains`` with its bounds moves as one
 group (to the residue when both sides have one);
 ``prefixItems`` / ``items`` (or draft-07 ``items`` / ``additionalItems``) are merged per position.
 """
@@ -77,7 +80,7 @@ def merge(a: Schema, b: Schema) -> tuple[Schema, list[Schema]]:
     if any(k in b for k in _OBJECT_GROUP):
         if not any(k in a for k in _OBJECT_GROUP):
             out.update({k: b[k] for k in _OBJECT_GROUP if k in b})
-        elif "patternProperties" in a or "patternProperties" in b:
+        elif ("patternProperties" in a or "patternProperties" in b) and not _patterns_merge(a, b):
             residue.update({k: b[k] for k in _OBJECT_GROUP if k in b})
         else:
             props_a = a.get("properties", {})
@@ -89,6 +92,12 @@ def merge(a: Schema, b: Schema) -> tuple[Schema, list[Schema]]:
                 merged_props[key] = conjoin(props_a.get(key, extra_a), props_b.get(key, extra_b))
             if merged_props:
                 out["properties"] = merged_props
+            patterns_a, patterns_b = a.get("patternProperties", {}), b.get("patternProperties", {})
+            if patterns_a or patterns_b:
+                out["patternProperties"] = {
+                    p: conjoin(patterns_a.get(p, True), patterns_b.get(p, True))
+                    for p in [*patterns_a, *(p for p in patterns_b if p not in patterns_a)]
+                }
             extra = conjoin(extra_a, extra_b)
             if extra is not True:
                 out["additionalProperties"] = extra
@@ -149,6 +158,27 @@ def merge(a: Schema, b: Schema) -> tuple[Schema, list[Schema]]:
         else:
             residue[key] = value
     return out, [residue] if residue else []
+
+
+def _patterns_merge(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two object groups, one with ``patternProperties`` at least, merge exactly into
+    one: the value of a key is then checked against the patterns of both sides that match it,
+    and ``additionalProperties`` of both where none does. That is each side's own rule unless a
+    side with a non-trivial ``additionalProperties`` meets a key that it leaves to it and the
+    other side declares or matches: so such a side must declare every key and pattern of the
+    other."""
+    groups = [(x.get("properties", {}), x.get("patternProperties", {})) for x in (a, b)]
+    if not all(isinstance(m, dict) for group in groups for m in group):
+        return False
+    for (props, patterns), (other_props, other_patterns), side in zip(
+        groups, groups[::-1], (a, b), strict=True
+    ):
+        extra = side.get("additionalProperties", True)
+        if not (extra is True or extra == {}) and not (
+            set(other_props) <= set(props) and set(other_patterns) <= set(patterns)
+        ):
+            return False
+    return True
 
 
 def _comparable(x: Any, y: Any) -> bool:

@@ -23,7 +23,16 @@ from moonmaskc.frontends.schema.keywords import (
 if TYPE_CHECKING:
     from moonmaskc.frontends.schema.context import Context
 
-_LATER_DRAFTS_ONLY = frozenset({"dependentRequired", "dependentSchemas", "minContains", "maxContains"})
+_LATER_DRAFTS_ONLY = frozenset(
+    {
+        "dependentRequired",
+        "dependentSchemas",
+        "minContains",
+        "maxContains",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+    }
+)
 
 
 def note_policy(ctx: Context, schema: dict[str, Any], where: str) -> None:

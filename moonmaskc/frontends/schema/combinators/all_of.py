@@ -4,7 +4,8 @@ Takes: the schemas (each with its JSON pointer when they are not one allOf's ite
 (``compiler.SchemaWalk``).
 Hands on: their language. Top-level ``$ref`` chains are followed and nested ``allOf`` spread out
 (``flatten``), the branches merged keyword by keyword (``merge``); an enum or const among them is
-filtered by all the others at once; what cannot be merged is intersected by DFA products.
+filtered by all the others at once; what cannot be merged is intersected by DFA products. A schema
+with an unevaluated keyword is never merged: it goes with the others to ``unevaluated``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from moonmaskc.automata.product import intersect
 from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema.automata import is_empty_node
 from moonmaskc.frontends.schema.constants import enumerated
+from moonmaskc.frontends.schema.evaluated import has_unevaluated, without_trivial
 from moonmaskc.frontends.schema.merge import merge
 from moonmaskc.frontends.schema.policy import clean
 from moonmaskc.frontends.schema.refs import pointer_child
@@ -23,26 +25,34 @@ from moonmaskc.frontends.schema.refs import pointer_child
 if TYPE_CHECKING:
     from moonmaskc.frontends.schema.compiler import SchemaWalk
 
+Located = tuple[Any, str]
+
 
 def flatten(
     walk: SchemaWalk, schemas: list[Any], where: str, pushed: list[str], wheres: list[str] | None = None
-) -> list[Any] | None:
-    """allOf branches with top-level refs resolved and nested allOf spread out (None: a ref cut).
-    ``wheres``: where each schema stands in the document, when they are not ``where``'s allOf
-    (a schema split into its own keywords and its allOf, say): $ref resolution needs the base
-    URI in scope there, and errors name the place. ``pushed`` receives the $ref targets entered."""
+) -> list[Located] | None:
+    """allOf branches with top-level refs resolved and nested allOf spread out, each with where it
+    stands (None: a ref cut). ``wheres``: where each schema stands in the document, when they are
+    not ``where``'s allOf (a schema split into its own keywords and its allOf, say): $ref
+    resolution needs the base URI in scope there, and errors name the place. ``pushed`` receives
+    the $ref targets entered. A schema with an unevaluated keyword stays whole (its $ref and allOf
+    feed what it evaluates), and keeps any enum or const."""
     ctx = walk.ctx
-    out: list[Any] = []
+    out: list[Located] = []
     for i, schema in enumerate(schemas):
         branch_where = wheres[i] if wheres is not None else pointer_child(where, "allOf", i)
         while isinstance(schema, dict) and "$ref" in schema and not ("enum" in schema or "const" in schema):
-            cleaned = clean(ctx, schema, branch_where)
+            cleaned = without_trivial(clean(ctx, schema, branch_where))
+            if has_unevaluated(cleaned):
+                break
             if "$ref" not in cleaned:
                 schema = cleaned
                 break
             siblings = {} if ctx.old_draft else {k: v for k, v in cleaned.items() if k != "$ref"}
             if siblings:
-                out.extend(flatten(walk, [siblings], branch_where, pushed, [branch_where]) or [False])
+                out.extend(
+                    flatten(walk, [siblings], branch_where, pushed, [branch_where]) or [(False, branch_where)]
+                )
             target_pointer, schema = ctx.resolver.resolve(cleaned["$ref"], branch_where)
             if (ctx.ref_stack + pushed).count(target_pointer) >= ctx.ref_depth:
                 ctx.refs_cut[target_pointer] = None
@@ -55,14 +65,18 @@ def flatten(
                 f"schema {schema!r}", "a schema must be an object or a boolean", where=branch_where
             )
         if isinstance(schema, dict) and not ("enum" in schema or "const" in schema):
-            schema = clean(ctx, schema, branch_where)
+            cleaned = without_trivial(clean(ctx, schema, branch_where))
+            if has_unevaluated(cleaned):  # kept as written: what it evaluates goes by all of it
+                out.append((schema, branch_where))
+                continue
+            schema = cleaned
             if "allOf" in schema:
                 inner = flatten(walk, schema["allOf"], branch_where, pushed)
                 if inner is None:
                     return None
                 out.extend(inner)
                 schema = {k: v for k, v in schema.items() if k != "allOf"}
-        out.append(schema)
+        out.append((schema, branch_where))
     return out
 
 
@@ -70,9 +84,17 @@ def all_of(walk: SchemaWalk, schemas: list[Any], where: str, wheres: list[str] |
     """The values valid for every one of ``schemas`` (see the module docstring)."""
     ctx = walk.ctx
     pushed: list[str] = []
-    branches = flatten(walk, schemas, where, pushed, wheres)
-    if branches is None:
+    located = flatten(walk, schemas, where, pushed, wheres)
+    if located is None:
         return ir.NOTHING
+    sealed = next((part for part in located if has_unevaluated(part[0])), None)
+    if sealed is not None:  # what it evaluates is its own: conjoined, never merged
+        ctx.ref_stack.extend(pushed)
+        try:
+            return walk.unevaluated(sealed, [part for part in located if part is not sealed], where)
+        finally:
+            del ctx.ref_stack[len(ctx.ref_stack) - len(pushed) :]
+    branches = [schema for schema, _ in located]
     merged: Any = True
     residue: list[Any] = []
     for branch in branches:

@@ -120,7 +120,7 @@ def branch_view(walk: SchemaWalk, base: dict[str, Any], branch: Any, where: str)
     if flat is None:
         return True
     view: Any = True
-    for part in flat:
+    for part, _ in flat:
         if isinstance(part, dict) and ("enum" in part or "const" in part):
             view = part if view is True else view
             continue
@@ -151,6 +151,8 @@ def surely_disjoint(a: Any, b: Any, walk: SchemaWalk, depth: int = 0) -> bool:
     # A discriminating property only separates objects: both sides must admit objects only.
     if types_a != {"object"} or types_b != {"object"}:
         return False
+    if _no_object(a) or _no_object(b):
+        return True
     props_a, props_b = a.get("properties", {}), b.get("properties", {})
     common = set(a.get("required", [])) & set(b.get("required", []))
     for key in common:
@@ -164,6 +166,15 @@ def surely_disjoint(a: Any, b: Any, walk: SchemaWalk, depth: int = 0) -> bool:
         if pa is not True and pb is not True and proven_disjoint(walk, pa, pb, "#"):
             return True
     return False
+
+
+def _no_object(view: dict[str, Any]) -> bool:
+    """A view that no object satisfies: it requires a key whose schema is ``false`` (as merging
+    leaves a key that one side requires and the other closes with ``additionalProperties``)."""
+    properties, required = view.get("properties", {}), view.get("required", [])
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return False
+    return any(isinstance(key, str) and properties.get(key) is False for key in required)
 
 
 def resolved(schema: Any, walk: SchemaWalk) -> Any:
