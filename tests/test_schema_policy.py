@@ -332,10 +332,13 @@ def test_one_of_disjoint_by_a_discriminating_property_compiles_where_it_was_refu
     assert not dfa.accepts(b'{"kind":"cat","a":"x"}')
 
 
-def test_one_of_overlapping_objects_of_fixed_order_is_still_refused() -> None:
+def test_one_of_overlapping_objects_of_fixed_order_is_an_exact_product() -> None:
+    """Overlapping branches with a fixed key order compile as "exactly one" in one key order
+    (``tests/test_schema_one_of_order.py`` has the differential tests)."""
     branch = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
-    with pytest.raises(UnsupportedError, match="oneOf"):
-        compile_schema_ir({"oneOf": [branch, {**branch, "required": ["a"]}]})
+    dfa = compile_ir(compile_schema_ir({"oneOf": [branch, {**branch, "required": ["a"]}]}).node)
+    assert dfa.accepts(b"{}") and dfa.accepts(b'{"b":1}')
+    assert not dfa.accepts(b'{"a":1}') and not dfa.accepts(b'{"a":1,"b":2}')  # valid for both
 
 
 # --------------------------------------------------------------------------- uniqueItems

@@ -61,6 +61,7 @@ class SchemaWalk:
         self.automata = automata
         self.limits = ctx.limits
         self.layout = ctx.layout
+        self._ordered_universes: dict[tuple[int, int], ir.Node] = {}
 
     def node(self, schema: Any, where: str) -> ir.Node:
         """The language of ``schema`` at ``where``; nested calls count against ``max_nesting``."""
@@ -136,6 +137,14 @@ class SchemaWalk:
         self.ctx.flags.depth_cut = True
         if depth < 0:
             return ir.NOTHING
+        order = self.ctx.key_order
+        if order is not None:
+            # Objects of the part list their known keys in its one order: so does every value.
+            key = (order.serial, depth)
+            found = self._ordered_universes.get(key)
+            if found is None:
+                found = self._ordered_universes[key] = self.automata.share(self.typed({}, "#"))
+            return found
         return self.automata.universe_leaf(depth)
 
 

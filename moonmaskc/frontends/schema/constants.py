@@ -57,15 +57,21 @@ def enumerated(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node:
     return ir.alt(*kept)
 
 
-def constant(walk: SchemaWalk, value: Any, where: str) -> ir.Node:
-    """The canonical serialization of ``value``, laid out per the whitespace policy."""
+def constant(walk: SchemaWalk, value: Any, where: str, below: int = 0) -> ir.Node:
+    """The canonical serialization of ``value``, laid out per the whitespace policy (``below``:
+    how many levels the value lies below the one the walk is at)."""
     layout = walk.layout
     if isinstance(value, dict):
-        if len(value) >= 2:
+        pairs = list(value.items())
+        order = walk.ctx.key_order
+        ranks = {} if order is None else order.ranks(walk.ctx.nesting + below)
+        if order is not None and all(k in ranks for k in value):
+            pairs.sort(key=lambda pair: ranks[pair[0]])  # the one order of the part
+        elif len(value) >= 2:
             walk.ctx.flags.ordered = True
         members = [
-            layout.member(ir.text(canonical.serialize(str(k))), constant(walk, v, where))
-            for k, v in value.items()
+            layout.member(ir.text(canonical.serialize(str(k))), constant(walk, v, where, below + 1))
+            for k, v in pairs
         ]
         if not members:
             return (
@@ -73,7 +79,7 @@ def constant(walk: SchemaWalk, value: Any, where: str) -> ir.Node:
             )
         return layout.wrap(b"{", ir.seq(*_joined(members, layout.comma)), b"}", False)
     if isinstance(value, list):
-        items = [constant(walk, v, where) for v in value]
+        items = [constant(walk, v, where, below + 1) for v in value]
         if not items:
             return layout.wrap(b"[", ir.NOTHING, b"]", True)
         return layout.wrap(b"[", ir.seq(*_joined(items, layout.comma)), b"]", False)

@@ -62,6 +62,21 @@ class RefRecord:
     effects: tuple[str, ...]
 
 
+@dataclass(frozen=True, eq=False)
+class KeyOrder:
+    """One order for the keys of every object in a part (see ``key_order``): ``levels[n]`` ranks
+    the keys known for objects ``n`` levels below the part, which starts at ``nesting``;
+    ``serial`` tells orders apart in the walk's caches."""
+
+    levels: dict[int, dict[str, int]]
+    nesting: int
+    serial: int
+
+    def ranks(self, nesting: int) -> dict[str, int]:
+        """The ranks of the keys known for objects at ``nesting``."""
+        return self.levels.get(nesting - self.nesting, {})
+
+
 @dataclass
 class Context:
     root: Any
@@ -83,6 +98,8 @@ class Context:
     budget_end: int | None = None
     flags: Flags = field(default_factory=Flags)
     ref_records: dict[tuple[Any, ...], RefRecord] = field(default_factory=dict)
+    # Inside a part whose objects list their keys in one order (an "exactly one" product).
+    key_order: KeyOrder | None = None
 
     def __post_init__(self) -> None:
         declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""
@@ -225,6 +242,18 @@ class Context:
             self.flags = saved_flags
             saved_flags.ordered |= inner.ordered
             saved_flags.ref_cut |= inner.ref_cut
+
+    @contextmanager
+    def keys_ordered(self, order: KeyOrder) -> Iterator[None]:
+        """Walk a part whose objects list their keys in ``order`` (an order already in force
+        stays: it ranks every key of the outer part, this one's included)."""
+        saved = self.key_order
+        if saved is None:
+            self.key_order = order
+        try:
+            yield
+        finally:
+            self.key_order = saved
 
     @contextmanager
     def probe(self) -> Iterator[None]:

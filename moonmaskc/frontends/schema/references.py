@@ -62,10 +62,12 @@ def reference_target(walk: SchemaWalk, target_pointer: str, target: Any) -> ir.N
     """The walk of a $ref target that is more than a reference, cached by context."""
     ctx = walk.ctx
     # The walk below depends on the context only through how often each pointer is on the ref
-    # stack (the recursion cut) and the depth budget left (complements): equal contexts give
-    # the same node, and the same flags, warnings and cuts, which a cache hit replays.
+    # stack (the recursion cut), the depth budget left (complements), the polarity and the key
+    # order in force: equal contexts give the same node, and the same flags, warnings and cuts,
+    # which a cache hit replays.
     budget = None if ctx.budget_end is None else ctx.budget_end - ctx.nesting
-    key = (target_pointer, budget, ctx.polarity, tuple(sorted(Counter(ctx.ref_stack).items())))
+    order = None if ctx.key_order is None else ctx.key_order.serial
+    key = (target_pointer, budget, ctx.polarity, order, tuple(sorted(Counter(ctx.ref_stack).items())))
     record = ctx.ref_records.get(key)
     if record is None:
         record = ctx.ref_records[key] = _walk_target(walk, target_pointer, target)

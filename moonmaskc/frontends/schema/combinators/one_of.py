@@ -7,7 +7,11 @@ Hands on: the union of the branches where they are proven disjoint, from the sch
 emptiness of the intersections of their DFAs (``proven_disjoint``); objects told apart by a
 discriminating property and the other types by a product; else an "exactly one" product against
 the bounded universe. Both need branch languages that hold every serialization of their values
-within the depth bound: otherwise the keyword is refused (dropped under lenient).
+within the depth bound. Branches that declare their keys in different orders are walked again
+with one key order for all their objects (``key_order``): the part is then written in that order,
+keys known at each level by their first declaration across the branches, other keys after them.
+Where that fails too (too many keys, past the bounds), the keyword is refused (dropped under
+lenient).
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from moonmaskc import ir
 from moonmaskc.automata.product import disjoint, intersect, product
-from moonmaskc.errors import MoonmaskError, UnsupportedError
+from moonmaskc.errors import LimitError, MoonmaskError, UnsupportedError
 from moonmaskc.frontends.schema.automata import union_all
 from moonmaskc.frontends.schema.combinators.all_of import flatten, parent_schema, with_base
 from moonmaskc.frontends.schema.constants import ALL_TYPES, enum_values
+from moonmaskc.frontends.schema.context import Flags
+from moonmaskc.frontends.schema.key_order import MAX_KEYS, key_order
 from moonmaskc.frontends.schema.merge import merge, type_set
 from moonmaskc.frontends.schema.refs import pointer_child
 
@@ -30,7 +36,7 @@ if TYPE_CHECKING:
 
 def one_of(walk: SchemaWalk, base: dict[str, Any], branches: list[Any], where: str) -> ir.Node:
     """Values valid for exactly one branch (see the module docstring)."""
-    ctx, automata = walk.ctx, walk.automata
+    ctx = walk.ctx
     wheres = [pointer_child(where, "oneOf", i) for i in range(len(branches))]
     views = [branch_view(walk, base, b, w) for b, w in zip(branches, wheres, strict=True)]
     proven = {
@@ -53,18 +59,52 @@ def one_of(walk: SchemaWalk, base: dict[str, Any], branches: list[Any], where: s
                 *(with_base(walk, object_base, b, w) for b, w in zip(branches, wheres, strict=True))
             )
             return ir.alt(objects, one_of(walk, other_base, branches, where))
+    ordered_before = ctx.flags.ordered
     with ctx.bounded() as flags, ctx.signed(0):
         nodes = [with_base(walk, base, b, w) for b, w in zip(branches, wheres, strict=True)]
         assert ctx.budget_end is not None
         depth = ctx.budget_end - ctx.nesting
+    declared_order = nodes
+    in_one_order = False
+    if flags.ordered and not flags.ref_cut:
+        # Branches that write some value in different key orders: walk them again with one key
+        # order for all their objects (see ``key_order``), which makes the product exact.
+        order = key_order(ctx, [(base, where), *zip(branches, wheres, strict=True)], depth)
+        if order is not None:
+            ctx.flags.ordered = ordered_before
+            try:
+                with ctx.keys_ordered(order), ctx.bounded() as retried, ctx.signed(0):
+                    nodes = [with_base(walk, base, b, w) for b, w in zip(branches, wheres, strict=True)]
+                if not (retried.ordered or retried.ref_cut):
+                    flags, in_one_order = retried, True
+            except LimitError:
+                pass
+            # The result lists keys in this part's own order: a complement around it cannot use it.
+            ctx.flags.ordered = True
     if flags.ordered or flags.ref_cut:
         ctx.refuse(
             "oneOf",
             "branches could not be proven disjoint, and 'exactly one' needs branches without fixed "
-            "key order or recursion cut at max_depth",
+            f"key order (or one key order for all of them, at most {MAX_KEYS} keys per level, within "
+            "the bounds) or recursion cut at max_depth",
             where,
         )
-        return ir.alt(*nodes)
+        return ir.alt(*declared_order)
+    try:
+        return exactly_one(walk, nodes, proven, flags, depth)
+    except LimitError:
+        if not in_one_order:
+            raise
+        ctx.refuse("oneOf", "the 'exactly one' product over one key order is past the state bound", where)
+        return ir.alt(*declared_order)
+
+
+def exactly_one(
+    walk: SchemaWalk, nodes: list[ir.Node], proven: set[tuple[int, int]], flags: Flags, depth: int
+) -> ir.Node:
+    """The values of exactly one of ``nodes`` (branch languages that hold every serialization of
+    their values within the depth bound, or all in one key order), within ``depth``."""
+    ctx, automata = walk.ctx, walk.automata
     # Within the depth bound each branch's language holds every serialization of its values, so
     # branches whose DFAs do not intersect share no value there: their union is exact.
     branch_dfas = [automata.dfa(n) for n in nodes]

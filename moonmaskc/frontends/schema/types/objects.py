@@ -51,6 +51,13 @@ def object_node(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node
     least = count(schema, "minProperties", where) or 0
     most = count(schema, "maxProperties", where)
     keys = [*properties, *(k for k in required if k not in properties)]
+    order = ctx.key_order
+    ranks = {} if order is None else order.ranks(ctx.nesting)
+    if order is not None and all(key in ranks for key in keys):
+        # One order for every object of the part: each key known at this level, by rank.
+        keys = sorted({*keys, *ranks}, key=ranks.__getitem__)
+    else:
+        order = None
     members: list[Member] = []
     with ctx.deeper():
         if ctx.past_budget():
@@ -77,7 +84,14 @@ def object_node(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node
                 continue
             members.append(Member(layout.member(key_literal(key), value), is_required))
         extra = extra_members(walk, keys, patterns, names, extra_schema, where)
-    if ctx.budget_end is not None and len(members) == 1 and extra is not None and least == 0 and most is None:
+    if (
+        order is None
+        and ctx.budget_end is not None
+        and len(members) == 1
+        and extra is not None
+        and least == 0
+        and most is None
+    ):
         # Inside a complement: one declared key may stand anywhere among the extra keys, so the
         # language holds every key order and the complement stays exact.
         comma = layout.comma
@@ -87,7 +101,7 @@ def object_node(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node
         content = around if only.required else ir.alt(around, extras)
         return layout.wrap(b"{", content, b"}", not only.required)
     possible = None if extra is not None else len(members)
-    if members and (possible is None or possible >= 2) and (most is None or most >= 2):
+    if order is None and members and (possible is None or possible >= 2) and (most is None or most >= 2):
         ctx.flags.ordered = True
     content, may_be_empty = ordered_members(members, extra, layout.comma, least, most, automata.share)
     return layout.wrap(b"{", content, b"}", may_be_empty)
