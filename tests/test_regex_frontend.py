@@ -256,7 +256,7 @@ UNSUPPORTED = [
     ("(a)(?(1)b|c)", "conditional group", 3),
     ("a^b", "anchor '^' in the middle", 1),
     ("a$b", "anchor '$' in the middle", 1),
-    ("(^a)", "anchor inside a group", 1),
+    ("(^a)b", "anchor inside a group", 1),
     ("(?:a|b$)c", "anchor inside a group", 6),
     ("\\012", "octal escape", 0),
     ("[\\1]", "octal escape", 1),

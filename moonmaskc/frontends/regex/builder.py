@@ -26,16 +26,20 @@ class Branch:
     """One alternative being read: its items and where ``^`` / ``$`` stand.
 
     ``^`` is allowed only before everything else and ``$`` only after everything else, so the
-    first item or anchor that follows a ``$`` makes that ``$`` an error.
+    first item or anchor that follows a ``$`` makes that ``$`` an error. A group whose own
+    alternatives are anchored (``(^a$|b)``) may stand as the whole of an alternative, between an
+    optional ``^`` and ``$``: it is kept in ``group`` and its alternatives become alternatives of
+    the enclosing alternation (``spread``), with those anchors added to each.
     """
 
-    __slots__ = ("anchor_position", "anchored_start", "dollar_position", "items")
+    __slots__ = ("anchor_position", "anchored_start", "dollar_position", "group", "items")
 
     def __init__(self) -> None:
         self.items: list[ir.Node] = []
         self.anchored_start = False
         self.dollar_position: int | None = None
         self.anchor_position: int | None = None
+        self.group: AnchoredGroup | None = None
 
     @property
     def anchored_end(self) -> bool:
@@ -44,6 +48,41 @@ class Branch:
     @property
     def node(self) -> ir.Node:
         return ir.seq(*self.items)
+
+
+class AnchoredGroup:
+    """A group with an anchor inside: its alternatives, for the enclosing alternation to take in."""
+
+    __slots__ = ("branches", "position")
+
+    def __init__(self, branches: list[Branch], position: int) -> None:
+        self.branches = branches
+        self.position = position
+
+
+def spread(branches: list[Branch]) -> list[Branch]:
+    """``branches`` with every alternative that is an anchored group replaced by the group's own
+    alternatives, each also anchored where the alternative anchored the group."""
+    out: list[Branch] = []
+    for branch in branches:
+        if branch.group is None:
+            out.append(branch)
+            continue
+        for inner in spread(branch.group.branches):
+            inner.anchored_start = inner.anchored_start or branch.anchored_start
+            if inner.dollar_position is None:
+                inner.dollar_position = branch.dollar_position
+            out.append(inner)
+    return out
+
+
+def _anchor_inside_group(position: int) -> Exception:
+    return unsupported(
+        "anchor inside a group",
+        "'^' and '$' may stand only at the start and end of an alternative, or inside a group that "
+        "is a whole alternative of its own (as in '(^a|b$)')",
+        position,
+    )
 
 
 def alternation(branches: list[Branch]) -> ir.Node:
@@ -65,7 +104,7 @@ class IRBuilder(Transformer[Token, Any]):
     # -- structure ---------------------------------------------------------------------------
 
     def start(self, children: list[list[Branch]]) -> list[Branch]:
-        return children[0]
+        return spread(children[0])
 
     def first_branch(self, children: list[Branch]) -> list[Branch]:
         return children
@@ -83,6 +122,13 @@ class IRBuilder(Transformer[Token, Any]):
         if branch.dollar_position is not None:
             raise misplaced_anchor("$", branch.dollar_position)
         item = children[1]
+        if branch.group is not None:  # something after an anchored group
+            raise _anchor_inside_group(branch.group.position)
+        if type(item) is AnchoredGroup:
+            if branch.items:
+                raise _anchor_inside_group(item.position)
+            branch.group = item
+            return branch
         if type(item) is list:  # the atoms of an ATOMS run
             branch.items += item
         else:
@@ -93,6 +139,10 @@ class IRBuilder(Transformer[Token, Any]):
         branch: Branch = children[0]
         if branch.dollar_position is not None:
             raise misplaced_anchor("$", branch.dollar_position)
+        if type(children[1]) is AnchoredGroup:
+            raise _anchor_inside_group(children[1].position)
+        if branch.group is not None:
+            raise _anchor_inside_group(branch.group.position)
         low, high = bounds(children[2])
         branch.items.append(ir.repeat(children[1], low, high))
         return branch
@@ -113,7 +163,7 @@ class IRBuilder(Transformer[Token, Any]):
         if branch.dollar_position is not None:
             raise misplaced_anchor("$", branch.dollar_position)
         if token == "^":
-            if branch.items or branch.anchored_start:
+            if branch.items or branch.anchored_start or branch.group is not None:
                 raise misplaced_anchor("^", position)
             branch.anchored_start = True
         else:
@@ -122,16 +172,12 @@ class IRBuilder(Transformer[Token, Any]):
             branch.anchor_position = position
         return branch
 
-    def group(self, children: list[Any]) -> ir.Node:
+    def group(self, children: list[Any]) -> ir.Node | AnchoredGroup:
         branches: list[Branch] = children[1]
         for branch in branches:
-            if branch.anchor_position is not None:
-                raise unsupported(
-                    "anchor inside a group",
-                    "'^' and '$' may stand only at the very start and end of the pattern "
-                    "or of a top-level alternative",
-                    branch.anchor_position,
-                )
+            position = branch.anchor_position if branch.group is None else branch.group.position
+            if position is not None:
+                return AnchoredGroup(branches, position)
         return alternation(branches)
 
     def group_open(self, children: list[Token]) -> Token:

@@ -26,8 +26,9 @@ reference. Decisions worth knowing:
   would read it as a literal); ``]`` and ``}`` on their own are literals. ``[]`` and ``[^]`` are
   errors, because Python and ECMAScript read them differently.
 - ``^`` and ``$`` may stand only at the very start and end of the pattern or of a top-level
-  alternative. For ``parse`` they change nothing; for ``parse_search`` they anchor that
-  alternative. In the python flavor a final ``$`` also matches before one trailing ``\\n``.
+  alternative, or of an alternative of a group that is itself a whole such alternative
+  (``(^a|b$)``; its alternatives become top-level ones). For ``parse`` they change nothing; for
+  ``parse_search`` they anchor that alternative. In the python flavor a final ``$`` also matches before one trailing ``\\n``.
 - Lazy quantifiers accept the same language as greedy ones. Everything that cannot be compiled
   exactly (lookaround, backreferences, inline flags, atomic groups, possessive quantifiers, ``\\b``,
   octal escapes, lone surrogates, ...) raises ``UnsupportedError`` naming it and its position.

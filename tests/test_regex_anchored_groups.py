@@ -1,0 +1,67 @@
+"""Anchors inside a group that is a whole alternative (``(^a|b$)``, ``^x$|(^y$)``, nested), against
+Python's ``re``: search (JSON Schema ``pattern``) and full-match languages agree on random patterns
+and strings; anchors anywhere else stay clear refusals."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.errors import UnsupportedError
+from moonmaskc.frontends.regex import parse, parse_search
+
+BODIES = st.sampled_from(["a", "b", "ab", "a+", "b*a", "[ab]{2}", "(?:ba)?", ""])
+
+
+@st.composite
+def alternative(draw: st.DrawFn, depth: int) -> str:
+    """An alternative: optional ``^``, then a body or (below the depth) an anchored group, then
+    an optional ``$``."""
+    start = "^" if draw(st.booleans()) else ""
+    end = "$" if draw(st.booleans()) else ""
+    if depth > 0 and draw(st.booleans()):
+        inner = draw(st.lists(alternative(depth - 1), min_size=1, max_size=3))
+        opener = draw(st.sampled_from(["(", "(?:"]))
+        return f"{start}{opener}{'|'.join(inner)}){end}"
+    return f"{start}{draw(BODIES)}{end}"
+
+
+PATTERNS = st.lists(alternative(2), min_size=1, max_size=3).map("|".join)
+TEXTS = st.text(alphabet="abx", max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(PATTERNS, st.lists(TEXTS, min_size=1, max_size=8))
+def test_search_and_full_match_agree_with_re(pattern: str, texts: list[str]) -> None:
+    searched = compile_ir(parse_search(pattern, flavor="python"))
+    matched = compile_ir(parse(pattern).node)
+    for text in texts:
+        data = text.encode()
+        assert searched.accepts(data) == (re.search(pattern, text) is not None), (pattern, text)
+        assert matched.accepts(data) == (re.fullmatch(pattern, text) is not None), (pattern, text)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "yes", "no"),
+    [
+        ("(^[a-z]+$)", ["abc"], ["a b", ""]),  # JSONSchemaBench o2045: the whole pattern in a group
+        ("(^Hpt_|^Int_|_Armour_)", ["Hpt_1", "x_Armour_"], ["xHpt_"]),  # o4180
+        (r"^$|(^(?:\S+\s+){0,2}\S+$)", ["", "a b"], [" a", "a b c d"]),  # o21135
+        ("^(a$|b)", ["a", "bc"], ["ab", "xa"]),
+        ("(^a|b)$", ["a", "xb"], ["ax", "xa"]),
+    ],
+)
+def test_real_patterns(pattern: str, yes: list[str], no: list[str]) -> None:
+    dfa = compile_ir(parse_search(pattern))
+    assert all(dfa.accepts(text.encode()) for text in yes)
+    assert not any(dfa.accepts(text.encode()) for text in no)
+
+
+@pytest.mark.parametrize("pattern", ["(^a)*", "(^a)b", "x(^a)", "(a|^b)c", "(^a)(b)", "((^a))b", "a(b$)c"])
+def test_anchors_anywhere_else_are_refused(pattern: str) -> None:
+    with pytest.raises(UnsupportedError, match="anchor"):
+        parse_search(pattern)
