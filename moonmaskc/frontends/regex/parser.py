@@ -28,7 +28,8 @@ reference. Decisions worth knowing:
 - ``^`` and ``$`` may stand only at the very start and end of the pattern or of a top-level
   alternative, or of an alternative of a group that is itself a whole such alternative
   (``(^a|b$)``; its alternatives become top-level ones). For ``parse`` they change nothing; for
-  ``parse_search`` they anchor that alternative. In the python flavor a final ``$`` also matches before one trailing ``\\n``.
+  ``parse_search`` they anchor that alternative. In the python flavor a final ``$`` also
+  matches before one trailing ``\\n``.
 - Lazy quantifiers accept the same language as greedy ones. Everything that cannot be compiled
   exactly (lookaround, backreferences, inline flags, atomic groups, possessive quantifiers, ``\\b``,
   octal escapes, lone surrogates, ...) raises ``UnsupportedError`` naming it and its position.
