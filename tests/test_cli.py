@@ -100,7 +100,7 @@ def test_match_reports_accepted_live_and_offset(runner: CliRunner, tmp_path: Pat
 
 @pytest.mark.parametrize(
     ("pattern", "needle"),
-    [("a(b", "missing ')'"), (r"(a)\1", "backreference"), ("a(?=b)", "lookaround")],
+    [("a(b", "missing ')'"), (r"(a)\1", "backreference"), ("(?<=a)b", "lookbehind")],
 )
 def test_regex_errors_are_one_paragraph_with_caret(
     runner: CliRunner, tmp_path: Path, pattern: str, needle: str

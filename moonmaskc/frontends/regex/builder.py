@@ -35,7 +35,7 @@ class Branch:
     __slots__ = ("anchor_position", "anchored_start", "dollar_position", "group", "items")
 
     def __init__(self) -> None:
-        self.items: list[ir.Node] = []
+        self.items: list[ir.Node | Marker] = []
         self.anchored_start = False
         self.dollar_position: int | None = None
         self.anchor_position: int | None = None
@@ -47,7 +47,40 @@ class Branch:
 
     @property
     def node(self) -> ir.Node:
-        return ir.seq(*self.items)
+        """The items' language (a branch with a lookahead has none of its own: ``lookaround``)."""
+        assert not has_lookahead(self)
+        return ir.seq(*self.items)  # type: ignore[arg-type]
+
+
+class Lookahead:
+    """``(?=...)`` or ``(?!...)``: its alternatives, resolved once what follows it is known
+    (``lookaround.resolve``)."""
+
+    __slots__ = ("branches", "negative", "position")
+
+    def __init__(self, branches: list[Branch], negative: bool, position: int) -> None:
+        self.branches = branches
+        self.negative = negative
+        self.position = position
+
+
+class Choice:
+    """A group without a quantifier whose alternatives hold a lookahead: what follows the group is
+    what follows each alternative, so the alternatives are distributed over the enclosing
+    sequence (``lookaround.sequences``)."""
+
+    __slots__ = ("branches", "position")
+
+    def __init__(self, branches: list[Branch], position: int) -> None:
+        self.branches = branches
+        self.position = position
+
+
+Marker = Lookahead | Choice
+
+
+def has_lookahead(branch: Branch) -> bool:
+    return any(type(item) is Lookahead or type(item) is Choice for item in branch.items)
 
 
 class AnchoredGroup:
@@ -141,6 +174,12 @@ class IRBuilder(Transformer[Token, Any]):
             raise misplaced_anchor("$", branch.dollar_position)
         if type(children[1]) is AnchoredGroup:
             raise _anchor_inside_group(children[1].position)
+        if type(children[1]) is Lookahead or type(children[1]) is Choice:
+            raise unsupported(
+                "lookahead under a quantifier",
+                "only a lookahead outside every repetition is compiled",
+                children[1].position,
+            )
         if branch.group is not None:
             raise _anchor_inside_group(branch.group.position)
         low, high = bounds(children[2])
@@ -172,8 +211,19 @@ class IRBuilder(Transformer[Token, Any]):
             branch.anchor_position = position
         return branch
 
-    def group(self, children: list[Any]) -> ir.Node | AnchoredGroup:
+    def group(self, children: list[Any]) -> ir.Node | AnchoredGroup | Marker:
+        opener: Token = children[0]
         branches: list[Branch] = children[1]
+        if opener.type == "LOOKAROUND_OPEN":
+            return Lookahead(branches, str(opener).endswith("!"), token_start(opener))
+        if any(has_lookahead(branch) for branch in branches):
+            if any(branch.anchor_position is not None or branch.group is not None for branch in branches):
+                raise unsupported(
+                    "lookahead beside an anchor inside a group",
+                    "anchors inside a group with a lookahead are not compiled",
+                    token_start(opener),
+                )
+            return Choice(branches, token_start(opener))
         for branch in branches:
             position = branch.anchor_position if branch.group is None else branch.group.position
             if position is not None:
@@ -223,9 +273,11 @@ class IRBuilder(Transformer[Token, Any]):
         return token
 
     def LOOKAROUND_OPEN(self, token: Token) -> Token:
-        raise unsupported(
-            f"lookaround '{token}'", "it constrains context without consuming it", token_start(token)
-        )
+        if str(token).startswith("(?<"):
+            raise unsupported(
+                f"lookbehind '{token}'", "it constrains context before the match", token_start(token)
+            )
+        return token
 
     def ATOMIC_OPEN(self, token: Token) -> Token:
         raise unsupported(

@@ -43,11 +43,12 @@ from lark.exceptions import UnexpectedInput
 
 from moonmaskc import ir
 from moonmaskc.frontends import FrontendResult, utf8
-from moonmaskc.frontends.regex.builder import Branch, alternation
+from moonmaskc.frontends.regex.builder import Branch, alternation, has_lookahead
 from moonmaskc.frontends.regex.context import PARSE_CONTEXT, ParseContext
 from moonmaskc.frontends.regex.errors import syntax_error
 from moonmaskc.frontends.regex.flavors import FLAVORS, Flavor, flavor_named
 from moonmaskc.frontends.regex.lexer import regex_parser
+from moonmaskc.frontends.regex.lookaround import resolve
 from moonmaskc.frontends.regex.nesting import check_nesting, too_deep
 from moonmaskc.limits import Limits
 
@@ -63,7 +64,17 @@ class _Parsed:
 def parse(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "python") -> FrontendResult:
     """The language of the strings that ``pattern`` matches whole (full match), as byte IR."""
     parsed = _parse(pattern, limits, flavor_named(flavor))
-    node = alternation(parsed.branches)
+    if any(has_lookahead(branch) for branch in parsed.branches):
+        node = ir.alt(
+            *(
+                resolve(branch, ir.EPSILON, ir.EPSILON, limits, pattern)
+                if has_lookahead(branch)
+                else branch.node
+                for branch in parsed.branches
+            )
+        )
+    else:
+        node = alternation(parsed.branches)
     notes = {"flavor": flavor, "named_groups": parsed.named_groups}
     return FrontendResult(node=node, notes=notes)
 
@@ -83,9 +94,14 @@ def parse_search(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "e
     # of b exactly when it contains a match of a|b, and one copy of ``.*`` keeps the subset
     # construction from tracking a copy per alternative (17 unanchored words took minutes).
     by_anchors: dict[tuple[bool, bool], list[ir.Node]] = {}
-    for branch in parsed.branches:
-        by_anchors.setdefault((branch.anchored_start, branch.anchored_end), []).append(branch.node)
     branches = []
+    for branch in parsed.branches:
+        if has_lookahead(branch):  # the lookaheads see the text after the match too
+            before = ir.EPSILON if branch.anchored_start else anything
+            after = final_newline if branch.anchored_end else anything
+            branches.append(ir.seq(before, resolve(branch, after, final_newline, limits, pattern)))
+            continue
+        by_anchors.setdefault((branch.anchored_start, branch.anchored_end), []).append(branch.node)
     for (anchored_start, anchored_end), nodes in by_anchors.items():
         before = ir.EPSILON if anchored_start else anything
         after = final_newline if anchored_end else anything
