@@ -8,8 +8,9 @@ The public API, imported lazily so that ``import moonmaskc.runtime`` needs only 
 - ``load(path)``: a runtime ``Guide`` for decoding; ``load_vocabulary(spec)``: a ``Vocabulary``.
 - ``MoonmaskError`` and its subclasses in ``moonmaskc.errors``.
 
-Options: ``max_states``, ``max_repeat``, ``max_depth``, ``start`` (GBNF), ``whitespace`` and
-``lenient`` and ``refuse_unknown`` (schema), ``tokenizer`` (default ``"bytes"``) and ``eos``.
+Options: ``max_states``, ``max_repeat``, ``max_depth``, ``start`` (GBNF), ``whitespace``,
+``lenient``, ``refuse_unknown`` and ``ref_roots`` (schema: ``{URI prefix: local folder}``, where
+references to other documents are read offline), ``tokenizer`` (default ``"bytes"``) and ``eos``.
 """
 
 from __future__ import annotations

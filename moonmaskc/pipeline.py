@@ -7,8 +7,9 @@ public API call only this module, never the stages one by one.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,7 +44,10 @@ class CompileOptions:
     ``--max-depth`` means two things, kept apart here: ``unroll_depth`` is how far a GBNF grammar's
     recursive rules unroll (None: recursion is refused); ``limits.max_depth`` (``ref_depth``) is how
     often a schema's ``$ref`` target may be re-entered and how deep values accepted by ``{}`` nest
-    (default 3). ``make_options(max_depth=N)`` sets both."""
+    (default 3). ``make_options(max_depth=N)`` sets both.
+
+    ``ref_roots`` (schema): URI prefix -> local folder, where references to other documents are
+    read (the rest of the URI a path under the folder; see ``frontends/schema/refs.py``)."""
 
     limits: Limits = field(default_factory=Limits)
     unroll_depth: int | None = None
@@ -51,6 +55,7 @@ class CompileOptions:
     whitespace: str = "compact"
     lenient: bool = False
     refuse_unknown: bool = False
+    ref_roots: dict[str, str] = field(default_factory=dict)
     tokenizer: Any = "bytes"
     eos: str | None = None
 
@@ -78,13 +83,15 @@ class CompileOptions:
             described.update(whitespace=self.whitespace, lenient=self.lenient, max_depth=self.ref_depth)
             if self.refuse_unknown:
                 described["refuse_unknown"] = True
+            if self.ref_roots:
+                described["ref_roots"] = dict(self.ref_roots)
         return described
 
 
 def make_options(**options: Any) -> CompileOptions:
     """``CompileOptions`` from keyword arguments (``max_states``, ``max_repeat``, ``max_depth``,
     ``max_table_cells``, ``max_work``, ``max_nesting``, ``start``, ``whitespace``, ``lenient``,
-    ``refuse_unknown``, ``tokenizer``, ``eos``). ``max_depth`` sets both depths (see
+    ``refuse_unknown``, ``ref_roots``, ``tokenizer``, ``eos``). ``max_depth`` sets both depths (see
     ``CompileOptions``)."""
     known = {
         "max_work",
@@ -97,6 +104,7 @@ def make_options(**options: Any) -> CompileOptions:
         "whitespace",
         "lenient",
         "refuse_unknown",
+        "ref_roots",
         "tokenizer",
         "eos",
     }
@@ -118,9 +126,24 @@ def make_options(**options: Any) -> CompileOptions:
         whitespace=options.get("whitespace") or "compact",
         lenient=bool(options.get("lenient", False)),
         refuse_unknown=bool(options.get("refuse_unknown", False)),
+        ref_roots=_ref_roots(options.get("ref_roots")),
         tokenizer=options.get("tokenizer", "bytes"),
         eos=options.get("eos"),
     )
+
+
+def _ref_roots(value: Any) -> dict[str, str]:
+    """``ref_roots`` as URI prefix -> folder (a path-like turned into its text)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError("ref_roots must map URI prefixes to local folders, such as {PREFIX: DIR}")
+    roots: dict[str, str] = {}
+    for prefix, folder in value.items():
+        if not isinstance(prefix, str) or not isinstance(folder, str | os.PathLike):
+            raise TypeError(f"ref_roots maps URI prefixes (strings) to folders, not {prefix!r}: {folder!r}")
+        roots[prefix] = os.fspath(folder)
+    return roots
 
 
 # Each front end is imported only when a source of its kind is compiled.
@@ -148,6 +171,7 @@ def _schema_frontend(source: Any, options: CompileOptions) -> FrontendResult:
         lenient=options.lenient,
         refuse_unknown=options.refuse_unknown,
         limits=options.limits,
+        ref_roots=options.ref_roots or None,
     )
 
 

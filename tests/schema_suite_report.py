@@ -10,6 +10,11 @@ Instances are serialized compactly (``json.dumps(x, separators=(",", ":"), ensur
 with object keys moved into the schema's declared property order where the schema declares one.
 A valid instance may be rejected when its serialization is not canonical (``1.0``, ``1e5``,
 duplicate spellings) or when our bounds cut it (recursion depth): that is counted, never hidden.
+
+References to other documents resolve offline as the suite means them: its ``remotes/`` folder is
+what it serves at ``http://localhost:1234/``, so every schema compiles with
+``ref_roots={"http://localhost:1234/": <data>/schemas/json-schema-test-suite/remotes}`` (the
+``refRemote`` cases count), and the official meta-schemas come from ``jsonschema_specifications``.
 """
 
 from __future__ import annotations
@@ -38,6 +43,15 @@ SUITE_LIMITS = Limits(max_states=50_000)
 
 def data_dir() -> Path:
     return Path(os.environ.get("MOONMASKC_DATA", PROJECT_ROOT.parent / "shared" / "data")).resolve()
+
+
+REMOTES_URI = "http://localhost:1234/"
+
+
+def ref_roots() -> dict[str, Path]:
+    """The suite's ``remotes/`` folder at the URI it is served at (none when it is absent)."""
+    remotes = data_dir() / "schemas" / "json-schema-test-suite" / "remotes"
+    return {REMOTES_URI: remotes} if remotes.is_dir() else {}
 
 
 class CaseTimeout(Exception):
@@ -159,7 +173,7 @@ def check_case(schema: Any, tests: list[dict[str, Any]], label: str, lenient: bo
     tally = Tally(cases=1)
     try:
         with time_limit(CASE_SECONDS):
-            result = compile_schema_ir(schema, lenient=lenient, limits=SUITE_LIMITS)
+            result = compile_schema_ir(schema, lenient=lenient, limits=SUITE_LIMITS, ref_roots=ref_roots())
             dfa = compile_ir(result.node, SUITE_LIMITS)
     except (MoonmaskError, CaseTimeout, RecursionError):
         return tally

@@ -1,6 +1,6 @@
 """``$ref`` resolution against the base URI in scope: embedded resources with their own ``$id``
 resolve their references in their own document, as jsonschema (the oracle here) does; a reference
-to another document is still refused."""
+to another document is refused unless a local root serves it (``tests/test_schema_remote_refs.py``)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,8 @@ SUPPORTED_FILES = [
     "exclusiveMaximum", "exclusiveMinimum", "if-then-else", "infinite-loop-detection", "items",
     "maxItems", "maxLength", "maxProperties", "maximum", "minItems", "minLength", "minProperties",
     "minimum", "multipleOf", "not", "oneOf", "pattern", "prefixItems", "properties", "ref", "required",
-    "type", "uniqueItems", "additionalItems", "definitions",
+    "type", "uniqueItems", "additionalItems", "definitions", "refRemote", "unevaluatedProperties",
+    "unevaluatedItems",
     "format:date", "format:date-time", "format:time", "format:duration", "format:email",
     "format:hostname", "format:ipv4", "format:ipv6", "format:uuid", "format:uri",
 ]  # fmt: skip

@@ -95,6 +95,26 @@ def _read_source_text(path: Path, kind: str) -> Any:
     return text
 
 
+def _ref_roots(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    """``--ref-root PREFIX=DIR`` values as URI prefix -> folder (split at the first ``=``)."""
+    roots: dict[str, str] = {}
+    for value in values:
+        prefix, equals, folder = value.partition("=")
+        if not equals or not prefix or not folder:
+            raise click.BadParameter(
+                f"{value!r}: give a URI prefix, '=' and a local folder, such as "
+                "http://example.com/schemas/=schemas",
+                ctx,
+                param,
+            )
+        if not Path(folder).is_dir():
+            raise click.BadParameter(f"{value!r}: {folder} is not a folder", ctx, param)
+        if roots.get(prefix, folder) != folder:
+            raise click.BadParameter(f"{prefix} is given two folders ({roots[prefix]}, {folder})", ctx, param)
+        roots[prefix] = folder
+    return roots
+
+
 def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -152,6 +172,16 @@ def _json_kind(value: Any) -> str:
     help="Schema: unknown keywords and format names are errors (default: annotations, warned).",
 )
 @click.option(
+    "--ref-root",
+    "ref_roots",
+    multiple=True,
+    metavar="PREFIX=DIR",
+    callback=_ref_roots,
+    help="Schema: read a $ref to another document whose URI starts with PREFIX from the local folder "
+    "DIR (the rest of the URI a path under it); repeatable, the longest prefix wins. Nothing is "
+    "downloaded; the official meta-schemas need no option.",
+)
+@click.option(
     "--tokenizer",
     default="bytes",
     show_default=True,
@@ -174,6 +204,7 @@ def compile_command(
     whitespace: str,
     lenient: bool,
     refuse_unknown: bool,
+    ref_roots: dict[str, str],
     tokenizer: str,
     eos: str | None,
 ) -> None:
@@ -195,6 +226,7 @@ def compile_command(
         whitespace=whitespace,
         lenient=lenient,
         refuse_unknown=refuse_unknown,
+        ref_roots=ref_roots,
         tokenizer=None if tokenizer.lower() == "none" else tokenizer,
         eos=eos,
     )

@@ -1,7 +1,7 @@
 """The schema compiler: a JSON Schema (draft 2020-12 / draft-07) to the shared byte IR, exactly.
 
-Takes: a schema (dict, bool, or JSON text), the whitespace policy, ``lenient``, ``refuse_unknown``
-and ``Limits``.
+Takes: a schema (dict, bool, or JSON text), the whitespace policy, ``lenient``, ``refuse_unknown``,
+``Limits`` and ``ref_roots`` (the local folders other documents are read from, see ``refs``).
 Hands on: ``FrontendResult`` whose node accepts only serializations of valid values (compact or
 per the whitespace policy, properties in declared order, canonical strings), with ``notes`` for
 ``inspect`` (whitespace policy, max_depth, refs unrolled, keywords ignored) and ``warnings`` (one
@@ -22,6 +22,7 @@ holds *every* canonical serialization of its valid values. Two things break that
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from moonmaskc import ir
@@ -155,15 +156,18 @@ def compile_schema_ir(
     lenient: bool = False,
     refuse_unknown: bool = False,
     limits: Limits = Limits(),  # noqa: B008
+    ref_roots: Mapping[str, Any] | None = None,
 ) -> FrontendResult:
     """Compile a JSON Schema (a dict, a boolean or JSON text) into byte IR, exactly (see module doc).
     ``lenient``: drop validation keywords that cannot be compiled, with a warning each (the notes
     say whether the language got wider or narrower). ``refuse_unknown``: unknown keywords and
-    format names are errors instead of annotations."""
+    format names are errors instead of annotations. ``ref_roots``: URI prefix -> local folder; a
+    reference to another document whose URI starts with a prefix is read from the folder (the
+    official meta-schemas are read from ``jsonschema_specifications``; nothing is downloaded)."""
     if isinstance(schema, str):
         schema = parse_schema_text(schema)
     layout = Layout.of(whitespace)
-    ctx = Context(schema, layout, lenient, limits, refuse_unknown)
+    ctx = Context(schema, layout, lenient, limits, refuse_unknown, ref_roots)
     walk = SchemaWalk(ctx, Automata(layout, limits))
     try:
         node = run_deep(lambda: walk.node(schema, "#"), limits)

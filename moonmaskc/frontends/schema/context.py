@@ -1,6 +1,7 @@
 """The state of one schema walk, apart from its automata: where the walk is and what it recorded.
 
-Takes: the root schema, the whitespace ``Layout``, ``lenient``, ``refuse_unknown`` and ``Limits``.
+Takes: the root schema, the whitespace ``Layout``, ``lenient``, ``refuse_unknown``, ``Limits`` and
+the local folders other documents are read from (``ref_roots``).
 Hands on: a ``Context`` that the walk's modules read and update:
 - the ``$ref`` stack, the ``$ref`` cuts (``refs_cut``) and the walked ``$ref`` targets by context;
 - the soundness ``Flags`` of the part being walked (see ``compiler``'s module docstring);
@@ -8,7 +9,8 @@ Hands on: a ``Context`` that the walk's modules read and update:
   product (``bounded``), and the count of nested subschemas against ``--max-nesting``;
 - the policy's records: ``refuse`` / ``drop`` (lenient), unknown keywords and formats, OpenAPI
   keywords, as warnings, and how dropped keywords move the language (``effects``);
-- the draft the root declares, its ``RefResolver`` and a jsonschema validator of it.
+- the draft the root declares, its ``RefResolver`` (which reads other documents offline) and a
+  jsonschema validator of it that reads the same documents.
 
 Two depths are in play here: ``ref_depth`` (``Limits.max_depth``: how often a ``$ref`` target may
 be re-entered, and how deep values accepted by ``{}`` nest) and ``nesting`` against the budget
@@ -17,18 +19,18 @@ that a complement or product sets from it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from moonmaskc import ir
-from moonmaskc.errors import LimitError, SourceError, UnsupportedError
+from moonmaskc.errors import LimitError, MoonmaskError, SourceError, UnsupportedError
 from moonmaskc.frontends.schema.keywords import unknown_format_warning, unknown_keyword_warning
 from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.frontends.schema.policy import has_openapi_intent
-from moonmaskc.frontends.schema.refs import RefResolver
+from moonmaskc.frontends.schema.refs import DocumentSource, RefResolver
 from moonmaskc.limits import Limits
 
 _OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
@@ -77,6 +79,60 @@ class KeyOrder:
         return self.levels.get(nesting - self.nesting, {})
 
 
+class ScopedValidator:
+    """The root's jsonschema validator, evolved for one of its subschemas so that the references in
+    it resolve against the base URI of the resource it stands in: the root's, unless the document
+    embeds resources or other documents were read. A subschema holding a reference that stands in
+    no known place there (a view the walk built) is refused: its base is unknown."""
+
+    def __init__(self, validator: Any, resolver: RefResolver) -> None:
+        self.validator = validator
+        self.resolver = resolver
+
+    def evolve(self, schema: Any) -> Any:
+        resolver = self.resolver
+        if not resolver.has_embedded_resources or not _holds_reference(schema):
+            return self.validator.evolve(schema=schema)
+        pointer = resolver.pointer_of(schema)
+        if pointer is None:
+            raise UnsupportedError(
+                "enum / const candidates",
+                "a schema built from parts of several resources holds a $ref whose base URI is "
+                "unknown, so the candidates cannot be checked",
+            )
+        try:
+            key = pointer.partition("#")[0]
+            base = resolver.base_at(pointer)
+            scoped = self.validator._resolver  # jsonschema's referencing.Resolver of the root
+            if key:
+                scoped = scoped.lookup(key).resolver
+            if base:
+                scoped = scoped.lookup(base).resolver
+            return self.validator.evolve(schema=schema, _resolver=scoped)
+        except MoonmaskError:
+            raise
+        except Exception as error:
+            raise UnsupportedError(
+                "enum / const candidates",
+                f"cannot resolve the references around them: {error}",
+                where=pointer,
+            ) from None
+
+
+def _holds_reference(schema: Any) -> bool:
+    """Whether a ``$ref`` (or a dynamic reference) stands anywhere in ``schema``."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if any(k in node for k in ("$ref", "$dynamicRef", "$recursiveRef")):
+                return True
+            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
 @dataclass
 class Context:
     root: Any
@@ -84,6 +140,8 @@ class Context:
     lenient: bool
     limits: Limits
     refuse_unknown: bool = False
+    # URI prefix -> local folder: where references to other documents are read (see ``refs``).
+    ref_roots: Mapping[str, Any] | None = None
     warnings: dict[str, None] = field(default_factory=dict)
     # How the validation keywords dropped under lenient move the language ("wider", "narrower").
     effects: dict[str, None] = field(default_factory=dict)
@@ -107,7 +165,10 @@ class Context:
         self.new_draft = bool(declared) and not self.old_draft
         id_keywords = ("id",) if any(d in str(declared) for d in ("draft-04", "draft-03")) else ("$id",)
         self.resolver = RefResolver(
-            self.root, self.old_draft if declared else None, id_keywords if declared else ("$id", "id")
+            self.root,
+            self.old_draft if declared else None,
+            id_keywords if declared else ("$id", "id"),
+            DocumentSource(self.ref_roots),
         )
         self.openapi_document = has_openapi_intent(self.root)
 
@@ -119,12 +180,17 @@ class Context:
     @cached_property
     def validator(self) -> Any:
         """A jsonschema validator of the root schema (with format checks), for enum and const
-        candidates. Built on first use: importing jsonschema can take a second (its optional format
-        packages build parsers at import), and most schemas never need it."""
+        candidates, that reads other documents as the resolver does (never from the network).
+        Built on first use: importing jsonschema can take a second (its optional format packages
+        build parsers at import), and most schemas never need it."""
         from jsonschema import FormatChecker, validators
+        from referencing.jsonschema import DRAFT202012, specification_with
 
         validator_class = validators.validator_for(self.root, default=validators.Draft202012Validator)
-        return validator_class(self.root, format_checker=FormatChecker())
+        dialect = validator_class.META_SCHEMA.get("$schema", "")
+        registry = self.resolver.registry(specification_with(dialect, default=DRAFT202012))
+        validator = validator_class(self.root, format_checker=FormatChecker(), registry=registry)
+        return ScopedValidator(validator, self.resolver)
 
     # ------------------------------------------------------------------ policy records
 
