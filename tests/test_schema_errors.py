@@ -98,7 +98,9 @@ def test_missing_pointer_is_refused() -> None:
 
 
 def test_complement_of_ordered_objects_is_refused() -> None:
-    schema = {"not": {"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}
+    """(An operand that asks only for keys and key values is negated as a schema instead:
+    ``tests/test_schema_not_presence.py``.)"""
+    schema = {"not": {"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "minProperties": 1}}
     with pytest.raises(UnsupportedError, match="not"):
         compile_schema_ir(schema)
 

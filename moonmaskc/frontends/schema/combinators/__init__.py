@@ -13,11 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from moonmaskc import ir
-from moonmaskc.automata.product import intersect
 from moonmaskc.frontends.schema.arguments import as_list
-from moonmaskc.frontends.schema.automata import is_empty_node
 from moonmaskc.frontends.schema.combinators.all_of import all_of, with_base
-from moonmaskc.frontends.schema.combinators.negation import complement, conditional
+from moonmaskc.frontends.schema.combinators.negation import conditional, negation
 from moonmaskc.frontends.schema.combinators.one_of import one_of
 from moonmaskc.frontends.schema.dependencies import KEYWORDS as DEPENDENCY_KEYWORDS
 from moonmaskc.frontends.schema.dependencies import dependency_branches
@@ -57,14 +55,5 @@ def combined(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node:
         )
     if "not" in schema:
         rest = {k: v for k, v in schema.items() if k != "not"}
-        base = walk.typed(rest, where)
-        if is_empty_node(base):
-            return ir.NOTHING
-        negated = complement(walk, schema["not"], pointer_child(where, "not"), "not")
-        if negated is None:
-            return base
-        base_dfa = walk.automata.dfa(base)
-        return walk.automata.derived(
-            "not", (base_dfa, negated), lambda: intersect(base_dfa, negated, walk.limits)
-        )
+        return negation(walk, rest, schema["not"], where)
     return walk.typed(schema, where)
