@@ -3,7 +3,12 @@
 Oracles: jsonschema's Draft 2020-12 FormatChecker where it has a checker for the format (some need
 optional packages: rfc3339-validator for time/date-time, isoduration for duration, fqdn for hostname,
 rfc3987 for uri; without them that oracle is skipped), and Python-side references (``datetime``,
-``ipaddress``, ``uuid``, ``urllib.parse``, plain string checks).
+``ipaddress``, ``uuid``, ``urllib.parse``, plain string checks; for json-pointer,
+relative-json-pointer, uri-template, iri and iri-reference the ABNF regexes of
+``test_schema_formats_pointers``).
+
+Values are checked as canonical JSON writes their content (``format_string_dfa`` on the escaped
+body), so formats whose values may hold ``"``, ``\\`` or control characters are checked too.
 """
 
 from __future__ import annotations
@@ -26,29 +31,37 @@ from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.sample import sample
 from moonmaskc.errors import UnsupportedError
+from moonmaskc.frontends.schema.canonical import escape_text
 from moonmaskc.frontends.schema.formats import (
     EMAIL_LOCAL_MAX_LENGTH,
+    ESCAPED_CONTENT,
     FORMATS,
     HOSTNAME_MAX_LENGTH,
+    format_body_node,
     format_node,
+    format_string_dfa,
 )
+from moonmaskc.limits import Limits
 from tests.conftest import data_path
+from tests.test_schema_formats_pointers import ORACLES
 
 CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
 SAMPLES_PER_FORMAT = 300
+# jsonschema's checkers that reject valid values of these formats (so no oracle for them): see
+# ``test_schema_formats_pointers``.
+CHECKER_DISAGREES = {"relative-json-pointer", "uri-template", "iri", "iri-reference"}
+# Formats whose values may hold non-ASCII characters (all others are printable ASCII).
+NON_ASCII = {"json-pointer", "relative-json-pointer", "uri-template", "iri", "iri-reference"}
 
 
 @cache
 def dfa_of(name: str) -> DFA:
-    return compile_ir(format_node(name))
+    """The format's language over canonical JSON string bodies (escapes included)."""
+    return format_string_dfa(name, Limits())
 
 
 def accepts(name: str, value: str) -> bool:
-    try:
-        data = value.encode("ascii")
-    except UnicodeEncodeError:
-        return False
-    return dfa_of(name).accepts(data)
+    return dfa_of(name).accepts(escape_text(value).encode("utf-8"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,6 +178,7 @@ REFERENCES: dict[str, Callable[[str], bool]] = {
     "uuid": ref_uuid,
     "uri": ref_uri,
     "uri-reference": ref_uri_reference,
+    **ORACLES,
 }
 
 
@@ -177,11 +191,11 @@ REFERENCES: dict[str, Callable[[str], bool]] = {
 def test_sampled_strings_are_valid(name: str) -> None:
     dfa = dfa_of(name)
     rng = random.Random(name)
-    has_checker = name in CHECKER.checkers
+    has_checker = name in CHECKER.checkers and name not in CHECKER_DISAGREES
     for _ in range(SAMPLES_PER_FORMAT):
         drawn = sample(dfa, rng, max_len=80, stop_probability=0.15)
         assert drawn is not None
-        value = drawn.decode("ascii")
+        value = json.loads(b'"' + drawn + b'"')
         assert REFERENCES[name](value), value
         if has_checker:
             assert CHECKER.conforms(value, name), value
@@ -189,12 +203,19 @@ def test_sampled_strings_are_valid(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_language_is_safe_inside_json_quotes(name: str) -> None:
-    dfa = dfa_of(name)
+    """A format's content language is its own canonical string body (no character JSON escapes;
+    printable ASCII but for the formats of NON_ASCII), unless it is escaped (ESCAPED_CONTENT)."""
+    dfa = compile_ir(format_node(name))
     live_bytes = {
         byte for byte in range(256) for state in range(1, dfa.num_states) if dfa.step(state, byte) != 0
     }
     assert live_bytes, name
-    assert all(0x20 <= byte < 0x7F and byte not in b'"\\' for byte in live_bytes), name
+    if name in ESCAPED_CONTENT:
+        assert {0x00, 0x0A, 0x22, 0x5C} <= live_bytes, name
+        return
+    assert all(0x20 <= byte and byte not in b'"\\' for byte in live_bytes), name
+    if name not in NON_ASCII:
+        assert all(byte < 0x7F for byte in live_bytes), name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,6 +320,11 @@ VALID = {
         "../x/y%20z",
         "mailto:a@b",
     ],
+    "json-pointer": ["", "/", "/a~0b~1c", '/k"l/i\\j/\x00\n', "/é/😎/"],
+    "relative-json-pointer": ["0", "0#", "1/a", "120/foo/bar", "100", '3/"/'],
+    "uri-template": ["", "http://example.com/{term:1}/{term}", "{+a,b*}", "a%41{%41.b}", "a'b", "é😀"],
+    "iri": ["http://ƒøø.ßår/?∂éœ=πîx#πîüx", "urn:é", "http://[V1.fe]", "x:?\U000f0000"],
+    "iri-reference": ["", "âππ", "/âππ", "//ƒøø/", "#ƒrägmênt", "?\ue000"],
 }
 
 INVALID = {
@@ -403,6 +429,23 @@ INVALID = {
         "http://[1::2::3]/",
     ],
     "uri-reference": ["a:b:c d", "\\\\WINDOWS\\fileshare", "abc#f#g%", "a b", ":x", "http://a/%zz", "é"],
+    "json-pointer": ["a", "#", "/~", "/~2", "/a~", "#/a"],
+    "relative-json-pointer": ["", "01", "-1/a", "+1/a", "0##", "1#/a", "1\n", "/a", "0+1/a"],
+    "uri-template": [
+        "{}",
+        "{a,}",
+        "{a..b}",
+        "{v:0}",
+        "{v:10000}",
+        "{v:01}",
+        "{=a}",
+        "a b",
+        "a\x7fb",
+        "}",
+        "{",
+    ],
+    "iri": ["/abc", "âππ", "http://[::ffff:192.168.0.01]", "http://ƒ/\n", "x:#\ue000", "é:x"],
+    "iri-reference": ["\\\\WINDOWS\\filëßåré", "#ƒräg\\mênt", "é:b", "#\ue000", " "],
 }
 
 
@@ -457,10 +500,8 @@ def test_format_string_dfa_is_the_string_body_restricted_to_the_format(name: str
     numbering are equal exactly when the languages are)."""
     from moonmaskc.automata.product import intersect
     from moonmaskc.frontends.schema.canonical import STRING_BODY
-    from moonmaskc.frontends.schema.formats import format_string_dfa
-    from moonmaskc.limits import Limits
 
-    fresh = intersect(compile_ir(STRING_BODY), compile_ir(format_node(name)))
+    fresh = intersect(compile_ir(STRING_BODY), compile_ir(format_body_node(name)))
     memoised = format_string_dfa(name, Limits())
     assert memoised is format_string_dfa(name, Limits())
     for field in ("transitions", "byte_class", "accepting"):

@@ -25,6 +25,8 @@ SUPPORTED_FILES = [
     "unevaluatedItems",
     "format:date", "format:date-time", "format:time", "format:duration", "format:email",
     "format:hostname", "format:ipv4", "format:ipv6", "format:uuid", "format:uri",
+    "format:json-pointer", "format:relative-json-pointer", "format:uri-template", "format:iri",
+    "format:iri-reference",
 ]  # fmt: skip
 MASKBENCH_TEST_MAX_BYTES = 3_000
 MASKBENCH_TEST_FILES_PER_GROUP = 8

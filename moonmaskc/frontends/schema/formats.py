@@ -1,12 +1,18 @@
 """JSON Schema ``format`` values as regular languages over the decoded string content.
 
 Takes: a format name (and, for errors, ``where``: the JSON pointer of the schema). Hands on: an IR
-node for the string *content* (no quotes). Every format language is ASCII and never contains ``"``,
-``\\`` or a control character, so the walker can put it between quotes as it is.
+node for the string *content* (no quotes, UTF-8), and ``format_string_dfa``: the canonical JSON
+string body (escapes included) restricted to the format. Content that canonical JSON escapes
+(``"``, ``\\``, control characters) occurs only in the formats of ``ESCAPED_CONTENT`` (JSON
+pointers, whose reference tokens may hold any character): their language goes through
+``canonical.escape_node``. Every other format language is its own canonical body: ASCII without
+those characters, plus, for iri, iri-reference and uri-template, raw non-ASCII code points.
 
 Supported: date, time, date-time (RFC 3339), duration (RFC 3339 appendix A), email (a conservative
 subset of RFC 5321), hostname (RFC 1123), ipv4, ipv6 (RFC 4291 text forms), uuid, uri and
-uri-reference (RFC 3986).
+uri-reference (RFC 3986), iri and iri-reference (RFC 3987), uri-template (RFC 6570), json-pointer
+(RFC 6901) and relative-json-pointer (draft-handrews-relative-json-pointer-01). The RFC 3986
+family is built in ``formats_uri``.
 Each language is exact or smaller than the format (an approximation only ever rejects valid values);
 ``docs/json-schema-formats.md`` lists what each accepts and what it leaves out:
 
@@ -15,12 +21,13 @@ Each language is exact or smaller than the format (an approximation only ever re
 - hostname: at most ``HOSTNAME_MAX_LENGTH`` (63) characters in all, no trailing dot, no label with
   ``--`` in positions 3-4 (so no ``xn--`` Punycode labels: their validity is not regular).
 - email: dot-atom local part of at most 64 characters; no quoted local parts.
+- relative-json-pointer: no index manipulation (``0+1/a``, added by the draft that 2020-12 cites,
+  draft-bhutton-relative-json-pointer-00; draft-07 cites -01, which has none).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 
 from moonmaskc import ir
@@ -28,16 +35,27 @@ from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.product import difference, intersect
 from moonmaskc.errors import UnsupportedError
-from moonmaskc.frontends.schema.canonical import STRING_BODY
+from moonmaskc.frontends import utf8
+from moonmaskc.frontends.schema.canonical import STRING_BODY, escape_node
+from moonmaskc.frontends.schema.formats_uri import (
+    ALNUM,
+    DIGIT,
+    HEXDIG,
+    alnum_and,
+    chars,
+    ipv4,
+    ipv6,
+    iri,
+    iri_reference,
+    uri,
+    uri_reference,
+    uri_template,
+)
 from moonmaskc.frontends.schema.numbers_ranges import fixed_length_range
 from moonmaskc.limits import Limits
 
 HOSTNAME_MAX_LENGTH = 63
 EMAIL_LOCAL_MAX_LENGTH = 64
-
-
-def _chars(characters: str) -> ir.Node:
-    return ir.byte_set(ir.mask_of(characters.encode("ascii")))
 
 
 def _opt(node: ir.Node) -> ir.Node:
@@ -46,20 +64,6 @@ def _opt(node: ir.Node) -> ir.Node:
 
 def _times(node: ir.Node, count: int) -> ir.Node:
     return ir.repeat(node, count, count)
-
-
-DIGIT_MASK = ir.range_mask(0x30, 0x39)
-ALPHA_MASK = ir.range_mask(0x41, 0x5A) | ir.range_mask(0x61, 0x7A)
-ALNUM_MASK = ALPHA_MASK | DIGIT_MASK
-DIGIT = ir.byte_set(DIGIT_MASK)
-ALPHA = ir.byte_set(ALPHA_MASK)
-ALNUM = ir.byte_set(ALNUM_MASK)
-HEXDIG = ir.byte_set(DIGIT_MASK | ir.range_mask(0x41, 0x46) | ir.range_mask(0x61, 0x66))
-
-
-def _alnum_and(extra: str) -> ir.Node:
-    """Letters, digits and the characters of ``extra``."""
-    return ir.byte_set(ALNUM_MASK | ir.mask_of(extra.encode("ascii")))
 
 
 def _two_digits(low: int, high: int) -> ir.Node:
@@ -75,10 +79,8 @@ def _full_date() -> ir.Node:
     year = fixed_length_range("0001", "9999")
     # Leap years: divisible by 4 and not by 100, or divisible by 400 (last two digits of a year
     # decide divisibility by 4 and 100; the first two decide divisibility by 400 for years xx00).
-    multiple_of_four_not_zero = ir.alt(
-        ir.seq(ir.text("0"), _chars("48")), ir.seq(_chars("2468"), _chars("048"))
-    )
-    multiple_of_four_not_zero = ir.alt(multiple_of_four_not_zero, ir.seq(_chars("13579"), _chars("26")))
+    multiple_of_four_not_zero = ir.alt(ir.seq(ir.text("0"), chars("48")), ir.seq(chars("2468"), chars("048")))
+    multiple_of_four_not_zero = ir.alt(multiple_of_four_not_zero, ir.seq(chars("13579"), chars("26")))
     leap_year = ir.alt(
         ir.seq(DIGIT, DIGIT, multiple_of_four_not_zero),
         ir.seq(multiple_of_four_not_zero, ir.text("00")),
@@ -97,12 +99,12 @@ def _full_time() -> ir.Node:
     hour, minute, second = _two_digits(0, 23), _two_digits(0, 59), _two_digits(0, 59)
     fraction = _opt(ir.seq(ir.text("."), ir.plus(DIGIT)))
     partial_time = ir.seq(hour, ir.text(":"), minute, ir.text(":"), second, fraction)
-    numeric_offset = ir.seq(_chars("+-"), _two_digits(0, 23), ir.text(":"), _two_digits(0, 59))
-    return ir.seq(partial_time, ir.alt(_chars("Zz"), numeric_offset))
+    numeric_offset = ir.seq(chars("+-"), _two_digits(0, 23), ir.text(":"), _two_digits(0, 59))
+    return ir.seq(partial_time, ir.alt(chars("Zz"), numeric_offset))
 
 
 def _date_time() -> ir.Node:
-    return ir.seq(_full_date(), _chars("Tt"), _full_time())
+    return ir.seq(_full_date(), chars("Tt"), _full_time())
 
 
 def _duration() -> ir.Node:
@@ -128,46 +130,16 @@ def _duration() -> ir.Node:
 # ---------------------------------------------------------------------------------------------
 
 
-def _ipv4() -> ir.Node:
-    octet = ir.alt(
-        ir.seq(ir.text("25"), ir.byte_range(0x30, 0x35)),
-        ir.seq(ir.text("2"), ir.byte_range(0x30, 0x34), DIGIT),
-        ir.seq(ir.text("1"), DIGIT, DIGIT),
-        ir.seq(ir.byte_range(0x31, 0x39), DIGIT),
-        DIGIT,
-    )
-    return ir.seq(octet, _times(ir.seq(ir.text("."), octet), 3))
-
-
-def _ipv6() -> ir.Node:
-    h16 = ir.repeat(HEXDIG, 1, 4)
-    group = ir.seq(h16, ir.text(":"))
-    ls32 = ir.alt(ir.seq(h16, ir.text(":"), h16), _ipv4())
-    full = ir.seq(_times(group, 6), ls32)
-    # After "::": k groups' worth of text; before it, at most 7 - k groups.
-    tails: dict[int, ir.Node] = {k + 2: ir.seq(_times(group, k), ls32) for k in range(6)}
-    tails[1] = h16
-    tails[0] = ir.EPSILON
-    forms = [full]
-    for width, tail in tails.items():
-        before_groups = 7 - width
-        head: ir.Node = ir.EPSILON
-        if before_groups >= 1:
-            head = _opt(ir.seq(ir.repeat(group, 0, before_groups - 1), h16))
-        forms.append(ir.seq(head, ir.text("::"), tail))
-    return ir.alt(*forms)
-
-
 def _limit_length(node: ir.Node, alphabet: ir.Node, low: int, high: int, label: str) -> ir.Node:
     lengths = compile_ir(ir.repeat(alphabet, low, high))
     return ir.Automaton(intersect(compile_ir(node), lengths), label)
 
 
 def _hostname() -> ir.Node:
-    letter_digit_hyphen = _alnum_and("-")
+    letter_digit_hyphen = alnum_and("-")
     label = ir.seq(ALNUM, _opt(ir.seq(ir.repeat(letter_digit_hyphen, 0, 61), ALNUM)))
     name = ir.seq(label, ir.star(ir.seq(ir.text("."), label)))
-    alphabet = _alnum_and("-.")
+    alphabet = alnum_and("-.")
     lengths = compile_ir(ir.repeat(alphabet, 1, HOSTNAME_MAX_LENGTH))
     # Labels with "--" in positions 3 and 4 are reserved (RFC 5891 4.2.3.1); "xn--" A-labels are
     # left out with them, since checking Punycode is not regular.
@@ -183,18 +155,18 @@ def _hostname() -> ir.Node:
 
 
 ATEXT_EXTRA = "!#$%&'*+-/=?^_`{|}~"
-ATEXT = _alnum_and(ATEXT_EXTRA)
+ATEXT = alnum_and(ATEXT_EXTRA)
 
 
 def _email() -> ir.Node:
     atom = ir.plus(ATEXT)
     dot_atom = ir.seq(atom, ir.star(ir.seq(ir.text("."), atom)))
-    local_alphabet = _alnum_and(ATEXT_EXTRA + ".")
+    local_alphabet = alnum_and(ATEXT_EXTRA + ".")
     local = _limit_length(dot_atom, local_alphabet, 1, EMAIL_LOCAL_MAX_LENGTH, "email local part")
     domain = ir.alt(
         _hostname(),
-        ir.seq(ir.text("["), _ipv4(), ir.text("]")),
-        ir.seq(ir.text("[IPv6:"), _ipv6(), ir.text("]")),
+        ir.seq(ir.text("["), ipv4(), ir.text("]")),
+        ir.seq(ir.text("[IPv6:"), ipv6(), ir.text("]")),
     )
     return ir.seq(local, ir.text("@"), domain)
 
@@ -204,67 +176,23 @@ def _uuid() -> ir.Node:
     return ir.seq(blocks[0], *(ir.seq(ir.text("-"), block) for block in blocks[1:]))
 
 
-@dataclass(frozen=True)
-class _UriParts:
-    """The pieces of RFC 3986 that ``uri`` and ``uri-reference`` share."""
-
-    authority: ir.Node
-    segment_nonempty: ir.Node
-    path_abempty: ir.Node
-    path_absolute: ir.Node
-    tail: ir.Node  # [ "?" query ] [ "#" fragment ]
-    segment_nonempty_no_colon: ir.Node
-
-    def hierarchy(self, first_segment: ir.Node) -> ir.Node:
-        """``"//" authority path-abempty / path-absolute / first-segment path-abempty / empty``:
-        a URI's hier-part (first segment: any ``segment-nz``) or a relative reference's relative
-        part (``segment-nz-nc``, no colon)."""
-        return ir.alt(
-            ir.seq(ir.text("//"), self.authority, self.path_abempty),
-            self.path_absolute,
-            ir.seq(first_segment, self.path_abempty),
-            ir.EPSILON,
-        )
+# ---------------------------------------------------------------------------------------------
+# JSON pointers (RFC 6901, draft-handrews-relative-json-pointer-01)
+# ---------------------------------------------------------------------------------------------
 
 
-@cache
-def _uri_parts() -> _UriParts:
-    unreserved = _alnum_and("-._~")
-    sub_delims = _chars("!$&'()*+,;=")
-    percent_encoded = ir.seq(ir.text("%"), HEXDIG, HEXDIG)
-    plain = ir.alt(unreserved, sub_delims)
-    pchar = ir.alt(plain, percent_encoded, _chars(":@"))
-    userinfo = ir.star(ir.alt(plain, percent_encoded, ir.text(":")))
-    ip_future = ir.seq(ir.text("v"), ir.plus(HEXDIG), ir.text("."), ir.plus(ir.alt(plain, ir.text(":"))))
-    ip_literal = ir.seq(ir.text("["), ir.alt(_ipv6(), ip_future), ir.text("]"))
-    reg_name = ir.star(ir.alt(plain, percent_encoded))
-    host = ir.alt(ip_literal, _ipv4(), reg_name)
-    authority = ir.seq(_opt(ir.seq(userinfo, ir.text("@"))), host, _opt(ir.seq(ir.text(":"), ir.star(DIGIT))))
-    segment = ir.star(pchar)
-    segment_nonempty = ir.plus(pchar)
-    path_abempty = ir.star(ir.seq(ir.text("/"), segment))
-    query = ir.star(ir.alt(pchar, _chars("/?")))
-    return _UriParts(
-        authority=authority,
-        segment_nonempty=segment_nonempty,
-        path_abempty=path_abempty,
-        path_absolute=ir.seq(ir.text("/"), _opt(ir.seq(segment_nonempty, path_abempty))),
-        tail=ir.seq(_opt(ir.seq(ir.text("?"), query)), _opt(ir.seq(ir.text("#"), query))),
-        segment_nonempty_no_colon=ir.plus(ir.alt(plain, percent_encoded, ir.text("@"))),
-    )
+def _json_pointer() -> ir.Node:
+    """``*( "/" reference-token )``; a token is any characters but ``/`` and ``~``, and the escapes
+    ``~0`` and ``~1``."""
+    unescaped = utf8.codepoints(utf8.complement([(0x2F, 0x2F), (0x7E, 0x7E)]))
+    token = ir.star(ir.alt(unescaped, ir.seq(ir.text("~"), chars("01"))))
+    return ir.star(ir.seq(ir.text("/"), token))
 
 
-def _uri() -> ir.Node:
-    parts = _uri_parts()
-    scheme = ir.seq(ALPHA, ir.star(_alnum_and("+-.")))
-    return ir.seq(scheme, ir.text(":"), parts.hierarchy(parts.segment_nonempty), parts.tail)
-
-
-def _uri_reference() -> ir.Node:
-    """RFC 3986 URI-reference: a URI or a relative reference (whose first segment has no colon,
-    so that it cannot be read as a scheme)."""
-    parts = _uri_parts()
-    return ir.alt(_uri(), ir.seq(parts.hierarchy(parts.segment_nonempty_no_colon), parts.tail))
+def _relative_json_pointer() -> ir.Node:
+    """A non-negative integer without leading zeros, then ``#`` or a JSON pointer."""
+    non_negative = ir.alt(ir.text("0"), ir.seq(ir.byte_range(0x31, 0x39), ir.star(DIGIT)))
+    return ir.seq(non_negative, ir.alt(ir.text("#"), _json_pointer()))
 
 
 FORMATS: dict[str, Callable[[], ir.Node]] = {
@@ -274,12 +202,21 @@ FORMATS: dict[str, Callable[[], ir.Node]] = {
     "duration": _duration,
     "email": _email,
     "hostname": _hostname,
-    "ipv4": _ipv4,
-    "ipv6": _ipv6,
+    "ipv4": ipv4,
+    "ipv6": ipv6,
     "uuid": _uuid,
-    "uri": _uri,
-    "uri-reference": _uri_reference,
+    "uri": uri,
+    "uri-reference": uri_reference,
+    "iri": iri,
+    "iri-reference": iri_reference,
+    "uri-template": uri_template,
+    "json-pointer": _json_pointer,
+    "relative-json-pointer": _relative_json_pointer,
 }
+
+# Formats whose content may hold characters that canonical JSON escapes: their language is escaped
+# before it meets the string body. (The others' languages lie inside ``STRING_BODY`` as they are.)
+ESCAPED_CONTENT = frozenset({"json-pointer", "relative-json-pointer"})
 
 
 @cache
@@ -290,9 +227,17 @@ def _format_node_cached(name: str) -> ir.Node:
 @cache
 def format_string_dfa(name: str, limits: Limits) -> DFA:
     """The minimal DFA of the canonical JSON string body (``canonical.STRING_BODY``, no quotes)
-    restricted to format ``name`` (a known one). A constant of the compiler for given limits, so it
-    is built once per process and per ``Limits``: memoising a pure function changes no result."""
-    return intersect(compile_ir(STRING_BODY, limits), compile_ir(format_node(name), limits), limits)
+    restricted to format ``name`` (a known one), escapes included. A constant of the compiler for
+    given limits, so it is built once per process and per ``Limits``: memoising a pure function
+    changes no result."""
+    return intersect(compile_ir(STRING_BODY, limits), compile_ir(format_body_node(name), limits), limits)
+
+
+def format_body_node(name: str) -> ir.Node:
+    """The language of ``format: name`` (a known one) as canonical JSON string body bytes: the
+    content language, escaped where it may hold characters that JSON escapes."""
+    node = format_node(name)
+    return escape_node(node) if name in ESCAPED_CONTENT else node
 
 
 def format_node(name: str, where: str | None = None) -> ir.Node:
