@@ -69,11 +69,20 @@ class UnsupportedError(SourceError):
 class LimitError(MoonmaskError):
     """A bound was hit. ``bound`` names it (for instance ``max_states``); ``flag`` raises it."""
 
-    def __init__(self, bound: str, limit: int, message: str, flag: str | None = None) -> None:
+    def __init__(
+        self,
+        bound: str,
+        limit: int,
+        message: str,
+        flag: str | None = None,
+        costly: dict[str, int] | None = None,
+    ) -> None:
         self.bound = bound
         self.limit = limit
         self.flag = flag
         self.message = message
+        # A schema's string length bounds that need the most states (keyword pointer -> states).
+        self.costly = costly or {}
         hint = f" Raise it with {flag}." if flag else ""
         super().__init__(f"{message} (bound {bound} = {limit}).{hint}")
 

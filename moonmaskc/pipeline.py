@@ -7,6 +7,7 @@ public API call only this module, never the stages one by one.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -56,6 +57,9 @@ class CompileOptions:
     lenient: bool = False
     refuse_unknown: bool = False
     ref_roots: dict[str, str] = field(default_factory=dict)
+    # Lenient schema compiles: string length keywords (by pointer) dropped because the automaton
+    # was past max_states and they cost the most; filled by the compile itself (``_lenient_rounds``).
+    dropped_lengths: frozenset[str] = frozenset()
     tokenizer: Any = "bytes"
     eos: str | None = None
 
@@ -172,6 +176,7 @@ def _schema_frontend(source: Any, options: CompileOptions) -> FrontendResult:
         refuse_unknown=options.refuse_unknown,
         limits=options.limits,
         ref_roots=options.ref_roots or None,
+        dropped_lengths=options.dropped_lengths,
     )
 
 
@@ -214,11 +219,7 @@ def _compile_source(
     timings: dict[str, float] = {}
 
     def stages() -> tuple[FrontendResult, DFA, str, str]:
-        result = run_frontend(kind, source, options)
-        timings["frontend_s"] = time.perf_counter() - started
-        check_work(result.node, options.limits)
-        dfa = _compile_dfa(result, options.limits)
-        timings["dfa_s"] = time.perf_counter() - started - timings["frontend_s"]
+        result, dfa = _lenient_rounds(kind, source, options, timings, started)
         source_text = source if isinstance(source, str) else _json_text(source)  # deep JSON too
         return result, dfa, ir.to_regex(result.node), source_text
 
@@ -252,10 +253,39 @@ def _compile_source(
     return artifact
 
 
+LENIENT_LENGTH_ROUNDS = 4
+"""A lenient schema compile past max_states is tried again this many times at most, each time
+without the string length bounds that the failed one named as the most costly."""
+
+
+def _lenient_rounds(
+    kind: Kind, source: Any, options: CompileOptions, timings: dict[str, float], started: float
+) -> tuple[FrontendResult, DFA]:
+    """The front end's result and its DFA. A lenient schema compile whose automaton is past
+    ``max_states`` drops the string length bounds that need the most states (``maxLength`` 32767
+    is 458,000 states) with a warning each, and tries again: the language gets wider, as
+    ``--lenient`` promises for what cannot be compiled within the bounds."""
+    for round_ in range(LENIENT_LENGTH_ROUNDS + 1):
+        try:
+            result = run_frontend(kind, source, options)
+            timings["frontend_s"] = time.perf_counter() - started
+            dfa = _compile_dfa(result, options.limits)
+            timings["dfa_s"] = time.perf_counter() - started - timings["frontend_s"]
+            return result, dfa
+        except LimitError as error:
+            more = set(error.costly) - options.dropped_lengths
+            if kind != "schema" or not options.lenient or not more or round_ == LENIENT_LENGTH_ROUNDS:
+                raise
+            options = dataclasses.replace(options, dropped_lengths=options.dropped_lengths | more)
+    raise AssertionError("unreachable")
+
+
 def _compile_dfa(result: FrontendResult, limits: Limits) -> DFA:
-    """``compile_ir`` of the front end's node; past ``--max-states``, the error also names the
-    string length bounds that a schema's front end noted as the most costly."""
+    """``compile_ir`` of the front end's node, after the work bound (``check_work``); past
+    ``--max-states``, the error also names the string length bounds that a schema's front end
+    noted as the most costly."""
     try:
+        check_work(result.node, limits)
         return compile_ir(result.node, limits)
     except LimitError as error:
         costly = result.notes.get("string_length_states") or {}

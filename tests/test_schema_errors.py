@@ -209,6 +209,37 @@ def test_a_dfa_past_the_bound_names_the_length_bounds_that_cost_the_most() -> No
     assert moonmaskc.compile_schema(schema, max_states=20_000).dfa.num_states > 3000
 
 
+def test_lenient_drops_the_costliest_length_bounds_of_an_automaton_past_the_bound() -> None:
+    """Each bound fits alone, the object does not: ``--lenient`` drops the length bounds that cost
+    the most (one warning each, the language wider) until the automaton fits, and keeps the
+    others and every other keyword."""
+    import moonmaskc
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "short": {"type": "string", "maxLength": 8},
+            "long": {"type": "string", "maxLength": 150},
+            "also_long": {"type": "string", "maxLength": 120},
+            "n": {"type": "integer", "minimum": 3},
+        },
+        "required": ["n"],
+    }
+    with pytest.raises(LimitError):
+        moonmaskc.compile_schema(schema, max_states=3000, tokenizer=None)
+    artifact = moonmaskc.compile_schema(schema, max_states=3000, tokenizer=None, lenient=True)
+    warnings = artifact.metadata["warnings"]
+    assert any("'maxLength' at #/properties/long" in w and "max_states 3000" in w for w in warnings)
+    assert not any("#/properties/short" in w for w in warnings)
+    assert artifact.metadata["notes"]["language"].startswith("wider")
+    long_text = "x" * 200
+    assert artifact.match(f'{{"long":"{long_text}","n":3}}').accepted  # its bound dropped
+    assert not artifact.match('{"short":"123456789","n":3}').accepted  # this bound kept
+    assert not artifact.match('{"n":2}').accepted  # other keywords kept
+    with pytest.raises(LimitError):  # strict still refuses, naming the bound
+        moonmaskc.compile_schema(schema, max_states=3000, tokenizer=None, lenient=False)
+
+
 def test_an_automaton_past_the_bound_during_the_walk_names_the_costly_length_bounds() -> None:
     """The string with a pattern is intersected during the walk; its automaton passes the bound
     there (the pattern could have bounded the length lower, so it is not refused up front), and

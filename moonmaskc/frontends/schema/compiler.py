@@ -157,6 +157,7 @@ def compile_schema_ir(
     refuse_unknown: bool = False,
     limits: Limits = Limits(),  # noqa: B008
     ref_roots: Mapping[str, Any] | None = None,
+    dropped_lengths: frozenset[str] = frozenset(),
 ) -> FrontendResult:
     """Compile a JSON Schema (a dict, a boolean or JSON text) into byte IR, exactly (see module doc).
     ``lenient``: drop validation keywords that cannot be compiled, with a warning each (the notes
@@ -168,6 +169,7 @@ def compile_schema_ir(
         schema = parse_schema_text(schema)
     layout = Layout.of(whitespace)
     ctx = Context(schema, layout, lenient, limits, refuse_unknown, ref_roots)
+    ctx.dropped_lengths = dropped_lengths  # lenient: length bounds dropped for the state bound
     walk = SchemaWalk(ctx, Automata(layout, limits))
     try:
         node = run_deep(lambda: walk.node(schema, "#"), limits)

@@ -158,6 +158,9 @@ class Context:
     ref_records: dict[tuple[Any, ...], RefRecord] = field(default_factory=dict)
     # Inside a part whose objects list their keys in one order (an "exactly one" product).
     key_order: KeyOrder | None = None
+    # Lenient: string length keywords (by pointer) dropped because the whole automaton was past
+    # max_states and they cost the most (see ``pipeline``).
+    dropped_lengths: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""

@@ -77,6 +77,11 @@ def most_costly(string_costs: dict[str, int]) -> dict[str, int]:
     return dict([item for item in costly if item[1] >= COSTLY_STRING_STATES][:COSTLY_STRINGS_NOTED])
 
 
+def costly_pointers(costly: dict[str, int]) -> dict[str, int]:
+    """``most_costly``'s entries (``"maxLength 300 at #/a/maxLength"``) by keyword pointer."""
+    return {label.rsplit(" at ", 1)[-1]: states for label, states in costly.items()}
+
+
 def with_costly_strings(error: LimitError, costly: dict[str, int]) -> LimitError:
     """``error`` itself, or when it is the state bound and ``costly`` (length keyword and pointer
     -> states it needs) names strings, the same error listing them, most costly first: a schema's
@@ -89,4 +94,5 @@ def with_costly_strings(error: LimitError, costly: dict[str, int]) -> LimitError
         error.limit,
         f"{error.message}; the length bounds that need the most states: {listed}",
         error.flag,
+        costly_pointers(costly),
     )

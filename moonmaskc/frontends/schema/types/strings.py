@@ -89,6 +89,13 @@ def length_fits(walk: SchemaWalk, keyword: str, length: int, where: str) -> bool
     ctx, limits = walk.ctx, walk.limits
     per_character = string_char_automaton().dfa.num_states - 2  # not the dead state nor the end
     needed = per_character * length + 1
+    if ctx.lenient and pointer_child(where, keyword) in ctx.dropped_lengths:
+        ctx.drop(
+            f"ignored keyword {keyword!r} at {where}: {keyword} {length} needs at least {needed} "
+            f"automaton states, among the string bounds that cost the most in a schema whose "
+            f"automaton is past max_states {limits.max_states} (raise it with --max-states)"
+        )
+        return False
     if needed <= limits.max_states:
         ctx.string_costs[f"{keyword} {length} at {pointer_child(where, keyword)}"] = needed
         return True
