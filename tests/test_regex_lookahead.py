@@ -5,15 +5,18 @@ JSONSchemaBench patterns; and the clear refusals (under a quantifier, lookbehind
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.regex import parse, parse_search
+from moonmaskc.frontends.schema import compile_schema_ir
 
 ATOMS = st.sampled_from(["a", "b", "ab", "a*", "b+", "[ab]", "(?:ba)?", ".", ""])
 
@@ -95,3 +98,16 @@ def test_real_patterns(regex: str, yes: list[str], no: list[str]) -> None:
 def test_what_is_not_compiled_is_refused_by_name(regex: str, construct: str) -> None:
     with pytest.raises(UnsupportedError, match=re.escape(construct)):
         parse_search(regex)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pattern(), st.lists(st.text(alphabet='ab"\\\x01é', max_size=5), min_size=1, max_size=6))
+def test_schema_patterns_with_lookaheads_agree_with_jsonschema(regex: str, texts: list[str]) -> None:
+    """In a schema the pattern's automaton is escaped as a whole (``canonical.escaped_dfa``): quotes,
+    backslashes and control characters in their canonical escapes, other characters raw."""
+    schema = {"type": "string", "pattern": regex}
+    dfa = compile_ir(compile_schema_ir(schema).node)
+    validator = Draft202012Validator(schema)
+    for text in texts:
+        written = json.dumps(text, ensure_ascii=False).encode()
+        assert dfa.accepts(written) == validator.is_valid(text), (regex, text)

@@ -23,7 +23,11 @@ import math
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
+
 from moonmaskc import ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.minimize import minimal_dense
 from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends import utf8
 
@@ -98,7 +102,49 @@ def escape_node(node: ir.Node) -> ir.Node:
         return ir.alt(*(escape_node(item) for item in node.items))
     if isinstance(node, ir.Repeat):
         return ir.repeat(escape_node(node.item), node.min, node.max)
-    raise UnsupportedError("embedded automaton in a string pattern", "cannot be escaped byte by byte")
+    assert isinstance(node, ir.Automaton)
+    return ir.Automaton(escaped_dfa(node.dfa), f"{node.label}, escaped")
+
+
+ESCAPED_DFA_MAX_STATES = 50_000
+_HEX = "0123456789abcdef"
+
+
+def escaped_dfa(dfa: DFA) -> DFA:
+    r"""The DFA of the escaped forms of ``dfa``'s strings (a pattern's automaton, built over the
+    decoded content, as a lookahead makes it): every state keeps its other bytes and gets six
+    states for the canonical escapes (after ``\``, ``\u``, ``\u0``, ``\u00``, ``\u000``,
+    ``\u001``), whose last byte leads where the escaped byte led. Raw escaped bytes lead nowhere.
+    The escapes share no prefix with a raw byte (a raw ``\`` is itself escaped), so the result is
+    deterministic as built, then minimised."""
+    n = dfa.num_states
+    if n > ESCAPED_DFA_MAX_STATES:
+        raise UnsupportedError(
+            "embedded automaton in a string pattern",
+            f"its {n} states are more than the {ESCAPED_DFA_MAX_STATES} that are escaped",
+        )
+    raw = dfa.transitions[:, dfa.byte_class]  # [n, 256]
+    table = np.zeros((7 * n, 256), dtype=np.int32)
+    table[:n] = raw
+    table[:n, ESCAPED_BYTES] = 0
+    states = np.arange(n)
+    node = n + 6 * states  # node + k: after "\", "\u", "\u0", "\u00", "\u000", "\u001"
+    table[1:n, 0x5C] = node[1:]
+    for byte, text in _SHORT_ESCAPES.items():
+        table[node, ord(text[1])] = raw[:, byte]
+    table[node, ord("u")] = node + 1
+    table[node + 1, ord("0")] = node + 2
+    table[node + 2, ord("0")] = node + 3
+    table[node + 3, ord("0")] = node + 4
+    table[node + 3, ord("1")] = node + 5
+    for digit, char in enumerate(_HEX):
+        if digit not in _SHORT_ESCAPES:
+            table[node + 4, ord(char)] = raw[:, digit]
+        table[node + 5, ord(char)] = raw[:, 0x10 + digit]
+    table[0] = 0
+    accepting = np.zeros(7 * n, dtype=bool)
+    accepting[:n] = dfa.accepting
+    return minimal_dense(table, np.arange(256, dtype=np.int32), accepting, dfa.start)
 
 
 STRING_CHAR = escape_node(utf8.any_char())
