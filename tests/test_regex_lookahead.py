@@ -40,7 +40,8 @@ def sequence(draw: st.DrawFn, depth: int) -> str:
             parts.append(draw(lookahead(depth)))
         else:
             alternatives = draw(st.lists(sequence(depth - 1), min_size=1, max_size=2))
-            parts.append(f"(?:{'|'.join(alternatives)})")
+            optional = "?" if draw(st.booleans()) else ""  # (...)? is (|...): distributed too
+            parts.append(f"(?:{'|'.join(alternatives)}){optional}")
     return "".join(parts)
 
 
@@ -77,6 +78,7 @@ def test_search_and_full_match_agree_with_re(regex: str, texts: list[str]) -> No
         (r"((?:[^/]*/)*)(?=\.(yaml|yml|json))", ["a/b.yaml", "x.json"], ["a/b.txt"]),  # catalogue-entry
         (r"^(?![ \t\n]*\(default(.*)\))[\s\S]*", ["rule", ""], [" (default x)"]),  # airlock
         (r"^(?=.*[A-Z])(?=.*\d).{8,}$", ["Abcdefg1"], ["abcdefg1", "Abcdefgh", "Ab1"]),  # a password rule
+        (r"^([\da-z](?:(?!.*--)[\da-z-]*[\da-z])?)$", ["a", "a-b", "ab-c"], ["a--b", "-a"]),  # appsemblerc
     ],
 )
 def test_real_patterns(regex: str, yes: list[str], no: list[str]) -> None:
@@ -90,6 +92,7 @@ def test_real_patterns(regex: str, yes: list[str], no: list[str]) -> None:
     [
         ("(?:(?!a).)*", "lookahead under a quantifier"),
         ("((?=a)b)+", "lookahead under a quantifier"),
+        ("((?=a)b){0,2}", "lookahead under a quantifier"),
         ("(?<=a)b", "lookbehind"),
         ("(?<!a)b", "lookbehind"),
         ("(?=^a)", "anchor inside a lookahead"),

@@ -109,6 +109,13 @@ def spread(branches: list[Branch]) -> list[Branch]:
     return out
 
 
+def _lone(look: Lookahead) -> Branch:
+    """An alternative holding nothing but ``look``."""
+    branch = Branch()
+    branch.items.append(look)
+    return branch
+
+
 def _anchor_inside_group(position: int) -> Exception:
     return unsupported(
         "anchor inside a group",
@@ -174,16 +181,22 @@ class IRBuilder(Transformer[Token, Any]):
             raise misplaced_anchor("$", branch.dollar_position)
         if type(children[1]) is AnchoredGroup:
             raise _anchor_inside_group(children[1].position)
-        if type(children[1]) is Lookahead or type(children[1]) is Choice:
-            raise unsupported(
-                "lookahead under a quantifier",
-                "only a lookahead outside every repetition is compiled",
-                children[1].position,
-            )
         if branch.group is not None:
             raise _anchor_inside_group(branch.group.position)
+        item = children[1]
         low, high = bounds(children[2])
-        branch.items.append(ir.repeat(children[1], low, high))
+        if type(item) is Lookahead or type(item) is Choice:
+            if (low, high) != (0, 1):
+                raise unsupported(
+                    "lookahead under a quantifier",
+                    "only a lookahead outside every repetition (or under '?') is compiled",
+                    item.position,
+                )
+            # X? is (|X): one more alternative to distribute over the sequence.
+            inner = item.branches if isinstance(item, Choice) else [_lone(item)]
+            branch.items.append(Choice([Branch(), *inner], item.position))
+            return branch
+        branch.items.append(ir.repeat(item, low, high))
         return branch
 
     def concat(self, children: list[Branch]) -> Branch:

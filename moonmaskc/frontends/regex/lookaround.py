@@ -11,8 +11,9 @@ by any text (``(?=X)``) or with its complement (``(?!X)``); an ``X`` alternative
 ``$`` must reach the end of the text instead. So the items are folded from the right, the
 language so far standing for "what follows", and each lookahead becomes one DFA product. A group
 without a quantifier whose alternatives hold lookaheads is distributed over the sequence first
-(``A (B|C) D`` is ``A B D | A C D``), at most ``MAX_SEQUENCES`` ways. A lookahead under a
-quantifier, a lookbehind, and ``^`` inside a lookahead are refused by the builder or here.
+(``A (B|C) D`` is ``A B D | A C D``; a group under ``?`` is one with an empty alternative more),
+at most ``MAX_SEQUENCES`` ways. A lookahead under another quantifier, a lookbehind, and ``^``
+inside a lookahead are refused by the builder or here.
 """
 
 from __future__ import annotations
