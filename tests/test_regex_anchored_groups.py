@@ -63,5 +63,43 @@ def test_real_patterns(pattern: str, yes: list[str], no: list[str]) -> None:
 
 @pytest.mark.parametrize("pattern", ["(^a)*", "(^a)b", "x(^a)", "(a|^b)c", "(^a)(b)", "((^a))b", "a(b$)c"])
 def test_anchors_anywhere_else_are_refused(pattern: str) -> None:
+    """``^`` anywhere else, and ``$`` anywhere else in the python flavor (whose ``$`` also matches
+    before a final newline); the ecma flavor reads such a ``$`` as end markers (below)."""
     with pytest.raises(UnsupportedError, match="anchor"):
-        parse_search(pattern)
+        parse_search(pattern, flavor="python")
+
+
+@st.composite
+def dollar_pattern(draw: st.DrawFn, depth: int = 2) -> str:
+    """Alternations of sequences of atoms, ``$`` and groups, quantified or not: ``$`` anywhere."""
+    items = []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.integers(0, 3 if depth > 0 else 1))
+        if kind == 0:
+            items.append(draw(st.sampled_from(["a", "b", "[ab]", ",", "[^,]"])))
+        elif kind == 1:
+            items.append("$")
+        else:
+            inner = "|".join(draw(st.lists(dollar_pattern(depth - 1), min_size=1, max_size=2)))
+            items.append(f"(?:{inner}){draw(st.sampled_from(['', '?', '*', '+', '{2,}']))}")
+    return "".join(items)
+
+
+@settings(max_examples=400, deadline=None)
+@given(dollar_pattern(), st.lists(st.text(alphabet="ab,x", max_size=6), min_size=1, max_size=8))
+def test_dollar_anywhere_in_the_ecma_flavor_agrees_with_re(pattern: str, texts: list[str]) -> None:
+    """``$`` inside repetitions and before more of the pattern (``frontends/regex/end_marker.py``):
+    on texts without a newline, ECMAScript's ``$`` and Python's are the same assertion."""
+    searched = compile_ir(parse_search(pattern, flavor="ecma"))
+    matched = compile_ir(parse(pattern, flavor="ecma").node)
+    for text in texts:
+        data = text.encode()
+        assert searched.accepts(data) == (re.search(pattern, text) is not None), (pattern, text)
+        assert matched.accepts(data) == (re.fullmatch(pattern, text) is not None), (pattern, text)
+
+
+def test_a_dollar_in_a_repetition_from_jsonschemabench() -> None:
+    """catalogue-entry-schema.json: at least three comma-separated items."""
+    dfa = compile_ir(parse_search(r"^([^,]+(,|$)){3,}$"))
+    assert dfa.accepts(b"a,b,c") and dfa.accepts(b"a,b,c,")
+    assert not dfa.accepts(b"a,b") and not dfa.accepts(b"a,,b,c")

@@ -52,6 +52,11 @@ class Branch:
         return ir.seq(*self.items)  # type: ignore[arg-type]
 
 
+END_MARKER = 0xFF
+"""A byte that no UTF-8 text holds: ``$`` read as one or more of it (``end_marker``)."""
+END_MARKERS = ir.repeat(ir.byte_set(1 << END_MARKER), 1, None)
+
+
 class Lookahead:
     """``(?=...)`` or ``(?!...)``: its alternatives, resolved once what follows it is known
     (``lookaround.resolve``)."""
@@ -212,6 +217,9 @@ class IRBuilder(Transformer[Token, Any]):
         branch: Branch = children[0]
         token: Token = children[1]
         position = token_start(token)
+        if token == "$" and current_parse().end_markers:
+            branch.items.append(END_MARKERS)
+            return branch
         if branch.dollar_position is not None:
             raise misplaced_anchor("$", branch.dollar_position)
         if token == "^":

@@ -22,6 +22,8 @@ class ParseContext:
     limits: Limits
     flavor: Flavor
     named_groups: list[str]
+    # ``$`` read as an end marker wherever it stands (see ``end_marker``), not as an anchor.
+    end_markers: bool = False
 
 
 PARSE_CONTEXT: ContextVar[ParseContext] = ContextVar("moonmaskc_regex_context")

@@ -42,9 +42,11 @@ from dataclasses import dataclass
 from lark.exceptions import UnexpectedInput
 
 from moonmaskc import ir
+from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends import FrontendResult, utf8
 from moonmaskc.frontends.regex.builder import Branch, alternation, has_lookahead
 from moonmaskc.frontends.regex.context import PARSE_CONTEXT, ParseContext
+from moonmaskc.frontends.regex.end_marker import MARKERS_AFTER, without_end_markers
 from moonmaskc.frontends.regex.errors import syntax_error
 from moonmaskc.frontends.regex.flavors import FLAVORS, Flavor, flavor_named
 from moonmaskc.frontends.regex.lexer import regex_parser
@@ -59,12 +61,23 @@ DEFAULT_LIMITS = Limits()
 class _Parsed:
     branches: list[Branch]
     named_groups: list[str]
+    end_markers: bool = False
 
 
 def parse(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "python") -> FrontendResult:
     """The language of the strings that ``pattern`` matches whole (full match), as byte IR."""
-    parsed = _parse(pattern, limits, flavor_named(flavor))
-    if any(has_lookahead(branch) for branch in parsed.branches):
+    parsed = _parse_with_markers(pattern, limits, flavor_named(flavor))
+    if parsed.end_markers:
+        node = ir.alt(
+            *(
+                resolve(branch, ir.EPSILON, ir.EPSILON, limits, pattern)
+                if has_lookahead(branch)
+                else branch.node
+                for branch in parsed.branches
+            )
+        )
+        node = without_end_markers(node, limits)
+    elif any(has_lookahead(branch) for branch in parsed.branches):
         node = ir.alt(
             *(
                 resolve(branch, ir.EPSILON, ir.EPSILON, limits, pattern)
@@ -87,9 +100,21 @@ def parse_search(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "e
     the same anchors are searched together: ``.*(a|b).*``, not ``.*a.*|.*b.*``.
     """
     chosen = flavor_named(flavor)
-    parsed = _parse(pattern, limits, chosen)
+    parsed = _parse_with_markers(pattern, limits, chosen)
     anything = ir.star(utf8.any_char())
     final_newline = ir.optional(ir.text("\n")) if chosen.dollar_allows_final_newline else ir.EPSILON
+    if parsed.end_markers:  # every ``$`` is markers: the text after a match ends with some
+        after = ir.seq(anything, MARKERS_AFTER)
+        searched = []
+        for branch in parsed.branches:
+            before = ir.EPSILON if branch.anchored_start else anything
+            body = (
+                resolve(branch, after, MARKERS_AFTER, limits, pattern)
+                if has_lookahead(branch)
+                else branch.node
+            )
+            searched.append(ir.seq(before, body) if has_lookahead(branch) else ir.seq(before, body, after))
+        return without_end_markers(ir.alt(*searched), limits)
     # Alternatives anchored alike share one prefix and suffix: a string contains a match of a or
     # of b exactly when it contains a match of a|b, and one copy of ``.*`` keeps the subset
     # construction from tracking a copy per alternative (17 unanchored words took minutes).
@@ -109,10 +134,25 @@ def parse_search(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "e
     return ir.alt(*branches)
 
 
-def _parse(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
+def _parse_with_markers(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
+    """The parse; where ``$`` cannot be read as an anchor of an alternative and the flavor's
+    ``$`` means the end of the text alone, the parse with every ``$`` read as end markers
+    (``end_marker``)."""
+    try:
+        return _parse(pattern, limits, flavor)
+    except UnsupportedError as error:
+        if flavor.dollar_allows_final_newline or "anchor" not in error.construct or "$" not in pattern:
+            raise
+        try:
+            return _parse(pattern, limits, flavor, end_markers=True)
+        except UnsupportedError:
+            raise error from None
+
+
+def _parse(pattern: str, limits: Limits, flavor: Flavor, end_markers: bool = False) -> _Parsed:
     check_nesting(pattern, limits.max_nesting)
     parser = regex_parser()
-    context = ParseContext(pattern, limits, flavor, [])
+    context = ParseContext(pattern, limits, flavor, [], end_markers)
     reset = PARSE_CONTEXT.set(context)
     try:
         branches: list[Branch] = parser.parse(pattern)  # type: ignore[assignment]
@@ -122,7 +162,7 @@ def _parse(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
         raise too_deep(pattern) from None
     finally:
         PARSE_CONTEXT.reset(reset)
-    return _Parsed(branches=branches, named_groups=context.named_groups)
+    return _Parsed(branches=branches, named_groups=context.named_groups, end_markers=end_markers)
 
 
 __all__ = ["DEFAULT_LIMITS", "FLAVORS", "Flavor", "parse", "parse_search"]
