@@ -77,7 +77,7 @@ def sequences(items: list[Item], pattern: str, position: int) -> list[list[Item]
 def _constrained(look: Lookahead, rest: ir.Node, end: ir.Node, limits: Limits, pattern: str) -> ir.Node:
     """``rest`` restricted to the texts whose start matches (``(?=``) or does not match (``(?!``)
     the lookahead's body."""
-    anything = ir.star(utf8.any_char())
+    anything = ir.seq(ir.star(utf8.any_char()), end)  # any text to the end (its markers, if any)
     bodies: list[ir.Node] = []
     for branch in look.branches:
         if branch.anchored_start or branch.group is not None:
