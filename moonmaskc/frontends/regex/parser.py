@@ -67,17 +67,7 @@ class _Parsed:
 def parse(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "python") -> FrontendResult:
     """The language of the strings that ``pattern`` matches whole (full match), as byte IR."""
     parsed = _parse_with_markers(pattern, limits, flavor_named(flavor))
-    if parsed.end_markers:
-        node = ir.alt(
-            *(
-                resolve(branch, ir.EPSILON, ir.EPSILON, limits, pattern)
-                if has_lookahead(branch)
-                else branch.node
-                for branch in parsed.branches
-            )
-        )
-        node = without_end_markers(node, limits)
-    elif any(has_lookahead(branch) for branch in parsed.branches):
+    if parsed.end_markers or any(has_lookahead(branch) for branch in parsed.branches):
         node = ir.alt(
             *(
                 resolve(branch, ir.EPSILON, ir.EPSILON, limits, pattern)
@@ -88,6 +78,8 @@ def parse(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "python")
         )
     else:
         node = alternation(parsed.branches)
+    if parsed.end_markers:
+        node = without_end_markers(node, limits)
     notes = {"flavor": flavor, "named_groups": parsed.named_groups}
     return FrontendResult(node=node, notes=notes)
 
@@ -103,18 +95,11 @@ def parse_search(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "e
     parsed = _parse_with_markers(pattern, limits, chosen)
     anything = ir.star(utf8.any_char())
     final_newline = ir.optional(ir.text("\n")) if chosen.dollar_allows_final_newline else ir.EPSILON
-    if parsed.end_markers:  # every ``$`` is markers: the text after a match ends with some
-        after = ir.seq(anything, MARKERS_AFTER)
-        searched = []
-        for branch in parsed.branches:
-            before = ir.EPSILON if branch.anchored_start else anything
-            body = (
-                resolve(branch, after, MARKERS_AFTER, limits, pattern)
-                if has_lookahead(branch)
-                else branch.node
-            )
-            searched.append(ir.seq(before, body) if has_lookahead(branch) else ir.seq(before, body, after))
-        return without_end_markers(ir.alt(*searched), limits)
+    if parsed.end_markers:  # every ``$`` is markers: the text ends with some, after anything else
+        end: ir.Node = MARKERS_AFTER
+        unanchored_end = ir.seq(anything, MARKERS_AFTER)
+    else:
+        end, unanchored_end = final_newline, anything
     # Alternatives anchored alike share one prefix and suffix: a string contains a match of a or
     # of b exactly when it contains a match of a|b, and one copy of ``.*`` keeps the subset
     # construction from tracking a copy per alternative (17 unanchored words took minutes).
@@ -123,15 +108,16 @@ def parse_search(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "e
     for branch in parsed.branches:
         if has_lookahead(branch):  # the lookaheads see the text after the match too
             before = ir.EPSILON if branch.anchored_start else anything
-            after = final_newline if branch.anchored_end else anything
-            branches.append(ir.seq(before, resolve(branch, after, final_newline, limits, pattern)))
+            after = end if branch.anchored_end else unanchored_end
+            branches.append(ir.seq(before, resolve(branch, after, end, limits, pattern)))
             continue
         by_anchors.setdefault((branch.anchored_start, branch.anchored_end), []).append(branch.node)
     for (anchored_start, anchored_end), nodes in by_anchors.items():
         before = ir.EPSILON if anchored_start else anything
-        after = final_newline if anchored_end else anything
+        after = end if anchored_end else unanchored_end
         branches.append(ir.seq(before, ir.alt(*nodes), after))
-    return ir.alt(*branches)
+    searched = ir.alt(*branches)
+    return without_end_markers(searched, limits) if parsed.end_markers else searched
 
 
 def _parse_with_markers(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
