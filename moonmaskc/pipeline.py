@@ -265,7 +265,8 @@ def _lenient_rounds(
     ``max_states`` drops the string length bounds that need the most states (``maxLength`` 32767
     is 458,000 states) with a warning each, and tries again: the language gets wider, as
     ``--lenient`` promises for what cannot be compiled within the bounds."""
-    for round_ in range(LENIENT_LENGTH_ROUNDS + 1):
+    rounds = 0
+    while True:
         try:
             result = run_frontend(kind, source, options)
             timings["frontend_s"] = time.perf_counter() - started
@@ -274,10 +275,10 @@ def _lenient_rounds(
             return result, dfa
         except LimitError as error:
             more = set(error.costly) - options.dropped_lengths
-            if kind != "schema" or not options.lenient or not more or round_ == LENIENT_LENGTH_ROUNDS:
+            if kind != "schema" or not options.lenient or not more or rounds == LENIENT_LENGTH_ROUNDS:
                 raise
             options = dataclasses.replace(options, dropped_lengths=options.dropped_lengths | more)
-    raise AssertionError("unreachable")
+            rounds += 1
 
 
 def _compile_dfa(result: FrontendResult, limits: Limits) -> DFA:
