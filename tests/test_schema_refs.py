@@ -28,15 +28,19 @@ INSTANCES: list[Any] = [
 def assert_agrees_with_jsonschema(
     schema: dict[str, Any], validator: Any = Draft202012Validator, instances: list[Any] = INSTANCES
 ) -> None:
-    dfa = compile_ir(compile_schema_ir(schema).node)
-    checker = validator(schema)
+    assert_dfa_agrees(compile_ir(compile_schema_ir(schema).node), validator(schema), instances)
+
+
+def assert_dfa_agrees(dfa: Any, checker: Any, instances: list[Any]) -> None:
+    """``dfa`` accepts each instance (compact JSON) iff ``checker`` says it is valid, and the
+    instances tell the two readings apart (some valid, some not)."""
     verdicts = []
     for instance in instances:
         expected = checker.is_valid(instance)
         verdicts.append(expected)
         text = json.dumps(instance, separators=(",", ":")).encode()
         assert dfa.accepts(text) == expected, (instance, expected)
-    assert any(verdicts) and not all(verdicts)  # the instances tell the two readings apart
+    assert any(verdicts) and not all(verdicts)
 
 
 def test_a_reference_inside_an_embedded_resource_resolves_in_that_resource() -> None:
