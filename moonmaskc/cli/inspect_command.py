@@ -19,7 +19,7 @@ from rich.table import Table
 from moonmaskc.artifact import Artifact
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.cli import console
-from moonmaskc.format import DEFAULT_MAX_BYTES
+from moonmaskc.cli.options import max_artifact_bytes_option
 
 
 def describe_states(dfa: DFA, limit: int | None) -> list[dict[str, Any]]:
@@ -127,13 +127,7 @@ _TIMING_NAMES = (("frontend_s", "front end"), ("dfa_s", "DFA"), ("token_table_s"
     is_flag=True,
     help="Also check every array's checksum and every mask row against the next-state table.",
 )
-@click.option(
-    "--max-artifact-bytes",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_BYTES,
-    show_default=True,
-    help="Refuse an artifact with an array larger than this (uncompressed).",
-)
+@max_artifact_bytes_option
 @console.command
 def inspect_command(
     artifact_path: Path,

@@ -13,8 +13,8 @@ import click
 
 from moonmaskc.artifact import Artifact, MatchResult
 from moonmaskc.cli import console
+from moonmaskc.cli.options import max_artifact_bytes_option
 from moonmaskc.errors import MoonmaskError
-from moonmaskc.format import DEFAULT_MAX_BYTES
 
 
 def _describe(result: MatchResult) -> str:
@@ -35,13 +35,7 @@ def _describe(result: MatchResult) -> str:
     help="Match each line of this file.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON results.")
-@click.option(
-    "--max-artifact-bytes",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_BYTES,
-    show_default=True,
-    help="Refuse an artifact with an array larger than this (uncompressed).",
-)
+@max_artifact_bytes_option
 @console.command
 def match_command(
     artifact_path: Path,

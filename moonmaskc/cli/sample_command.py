@@ -13,8 +13,8 @@ from rich.table import Table
 
 from moonmaskc.artifact import Artifact
 from moonmaskc.cli import console
+from moonmaskc.cli.options import max_artifact_bytes_option
 from moonmaskc.errors import ArtifactError
-from moonmaskc.format import DEFAULT_MAX_BYTES
 from moonmaskc.sampling import UNMASKED_TOKEN_CAP, run_experiment, validity_checker
 
 
@@ -28,13 +28,7 @@ from moonmaskc.sampling import UNMASKED_TOKEN_CAP, run_experiment, validity_chec
     "--max-tokens", type=click.IntRange(min=1), default=256, show_default=True, help="Soft token budget."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the samples as JSON.")
-@click.option(
-    "--max-artifact-bytes",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_BYTES,
-    show_default=True,
-    help="Refuse an artifact with an array larger than this (uncompressed).",
-)
+@max_artifact_bytes_option
 @console.command
 def sample_command(
     artifact_path: Path, count: int, seed: int, max_tokens: int, as_json: bool, max_artifact_bytes: int
