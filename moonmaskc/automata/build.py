@@ -3,10 +3,11 @@
 Takes: an ``ir.Node`` and ``Limits``. Hands on: the minimal ``DFA``, numbered breadth-first from the
 start in byte order, with byte classes merged so that no two columns are equal.
 
-With the native core, two native calls after the Python Thompson builder: flat NFA (``flat_nfa``,
-handed over almost raw by ``FlatNFA.native_input``) -> byte classes, CSR arrays and the subset
+With the native core, three native calls: the IR flattened once per distinct node (``flat_ir``)
+-> the Thompson NFA as flat lists (``thompson.pyx``, through ``thompson_native``; the Python builder
+of ``flat_nfa`` when the IR nests too deep for it) -> byte classes, CSR arrays and the subset
 construction (``determinize.pyx`` ``flat_subsets``) -> prune + Hopcroft + canonical renumbering +
-merged columns + distances (``minimize.pyx`` ``canonical_minimal``). Both check their inputs
+merged columns + distances (``minimize.pyx`` ``canonical_minimal``). Each checks its inputs
 before use. Without it: the pure stages on grouped edges (``_subset_tables``, ``_minimal``). Both
 give the same arrays.
 """
@@ -20,6 +21,7 @@ from moonmaskc.automata.flat_nfa import build_flat_nfa
 from moonmaskc.automata.minimize import _empty_dfa, _minimal, _native_minimal
 from moonmaskc.automata.native import native
 from moonmaskc.automata.thompson import build_nfa
+from moonmaskc.automata.thompson_native import native_thompson_input
 from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
 
@@ -33,7 +35,10 @@ def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:
 def _compile_ir(node: ir.Node, limits: Limits) -> DFA:
     subsets, minimize = native("determinize"), native("minimize")
     if subsets is not None and minimize is not None:
-        inputs = build_flat_nfa(node, limits).native_input()
+        thompson = native("thompson")
+        inputs = native_thompson_input(thompson, node, limits) if thompson is not None else None
+        if inputs is None:
+            inputs = build_flat_nfa(node, limits).native_input()
         transitions, accepting, start, class_of = _native_flat(subsets, inputs, limits)
         return _native_minimal(minimize, transitions, class_of, accepting, start)
     tables = _subset_tables(build_nfa(node, limits), limits)

@@ -291,8 +291,15 @@ def _native_blocks(
             dfa_index = dfa_ids[id(dfa)] = len(dfas)
             dfas.append(dfa)
         rows.append((first, exit_state, dfa_index))
+    return (np.array(rows, dtype=np.int32), *stacked_dfas(dfas))
+
+
+def stacked_dfas(dfas: list[DFA]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The DFAs as ``flat_subsets`` takes them: shapes int32[K, 2], transitions raveled one after
+    the other, byte classes int32[K, 256], acceptance uint8 one after the other."""
+    if not dfas:
+        return _NO_SHAPES, _NO_TABLES, _NO_BYTE_CLASSES, _NO_FLAGS
     return (
-        np.array(rows, dtype=np.int32),
         np.array([dfa.transitions.shape for dfa in dfas], dtype=np.int32),
         np.concatenate([dfa.transitions.ravel() for dfa in dfas]),
         np.stack([dfa.byte_class for dfa in dfas]),
