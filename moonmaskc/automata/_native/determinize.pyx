@@ -35,6 +35,8 @@ from libc.string cimport memcpy, memcmp, memset
 
 import numpy as np
 
+from moonmaskc.automata._native.owned cimport owned_int32, owned_uint8
+
 
 class StateLimit(Exception):
     """The DFA needs more than ``max_states`` states (the caller raises its ``LimitError``)."""
@@ -486,20 +488,21 @@ cdef tuple _run(Construction* c, int64_t max_states):
     """Run the construction filled in ``c`` and copy its result out: ``(transitions, accepting,
     start)``. The caller frees ``c``."""
     cdef int status
-    cdef int32_t[:, ::1] table
-    cdef uint8_t[::1] flags
     with nogil:
         status = _construct(c)
     if status == NO_MEMORY:
         raise MemoryError("the subset construction ran out of memory")
     if status == TOO_MANY_STATES:
         raise StateLimit(max_states)
-    transitions = np.empty((c.states, c.num_classes), dtype=np.int32)
-    accepting = np.empty(c.states, dtype=np.uint8)
-    table = transitions
-    flags = accepting
-    memcpy(&table[0, 0], c.transitions, <size_t>(c.states * c.num_classes) * sizeof(int32_t))
-    memcpy(&flags[0], c.accepting, <size_t>c.states * sizeof(uint8_t))
+    # The construction's own buffers become the arrays (no copy); the unused capacity goes back.
+    cdef void* fitted = realloc(c.transitions, <size_t>(c.states * c.num_classes) * sizeof(int32_t))
+    if fitted != NULL:
+        c.transitions = <int32_t*>fitted
+    fitted = realloc(c.accepting, <size_t>c.states * sizeof(uint8_t))
+    if fitted != NULL:
+        c.accepting = <uint8_t*>fitted
+    transitions = owned_int32(&c.transitions, c.states, c.num_classes)
+    accepting = owned_uint8(&c.accepting, c.states)
     return transitions, accepting, 1 if c.states > 1 else 0
 
 

@@ -45,6 +45,8 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
+from moonmaskc.automata._native.owned cimport owned_int32, owned_int32_vector, owned_uint8
+
 cdef enum:
     OK = 0
     NO_MEMORY = -1
@@ -657,9 +659,7 @@ def minimal(
     _check_dead_start(&transitions[0, 0], n, k, &accepting[0], start)
     cdef Minimal out
     cdef int status
-    cdef int32_t[:, ::1] out_view
-    cdef uint8_t[::1] accepting_view
-    cdef int32_t[::1] distance_view
+    cdef Py_ssize_t size
     memset(&out, 0, sizeof(Minimal))
     try:
         with nogil:
@@ -667,15 +667,10 @@ def minimal(
         _raise_for(status)
         if out.size == 0:
             return None
-        result = np.empty((out.size, k), dtype=np.int32)
-        result_accepting = np.empty(out.size, dtype=np.bool_)
-        result_distance = np.empty(out.size, dtype=np.int32)
-        out_view = result
-        accepting_view = result_accepting.view(np.uint8)
-        distance_view = result_distance
-        memcpy(&out_view[0, 0], out.table, <size_t>(out.size * k) * sizeof(int32_t))
-        memcpy(&accepting_view[0], out.accepting, <size_t>out.size * sizeof(uint8_t))
-        memcpy(&distance_view[0], out.distance, <size_t>out.size * sizeof(int32_t))
+        size = out.size
+        result = owned_int32(&out.table, size, k)
+        result_accepting = owned_uint8(&out.accepting, size).view(np.bool_)
+        result_distance = owned_int32_vector(&out.distance, size)
         return result, result_accepting, result_distance
     finally:
         _free_minimal(&out)
@@ -726,8 +721,7 @@ def canonical_minimal(
     cdef Minimal out
     cdef int32_t[:, ::1] out_view
     cdef int32_t[::1] classes_view
-    cdef uint8_t[::1] accepting_view
-    cdef int32_t[::1] distance_view
+    cdef Py_ssize_t size
     cdef int32_t* target
     cdef const int32_t* row
     memset(&out, 0, sizeof(Minimal))
@@ -770,27 +764,24 @@ def canonical_minimal(
         _raise_for(status)
         if out.size == 0:
             return None
-        result = np.empty((out.size, distinct), dtype=np.int32)
+        size = out.size
         result_classes = np.empty(256, dtype=np.int32)
-        result_accepting = np.empty(out.size, dtype=np.bool_)
-        result_distance = np.empty(out.size, dtype=np.int32)
-        out_view = result
         classes_view = result_classes
-        accepting_view = result_accepting.view(np.uint8)
-        distance_view = result_distance
-        with nogil:
-            if distinct == k:
-                memcpy(&out_view[0, 0], out.table, <size_t>(out.size * k) * sizeof(int32_t))
-            else:
-                for r in range(out.size):
+        for b in range(256):
+            classes_view[b] = column_class[classes[b]]
+        if distinct == k:
+            result = owned_int32(&out.table, size, k)  # the minimisation's own table, no copy
+        else:
+            result = np.empty((size, distinct), dtype=np.int32)
+            out_view = result
+            with nogil:
+                for r in range(size):
                     row = out.table + r * k
                     target = &out_view[r, 0]
                     for j in range(distinct):
                         target[j] = row[kept[j]]
-            for b in range(256):
-                classes_view[b] = column_class[classes[b]]
-            memcpy(&accepting_view[0], out.accepting, <size_t>out.size * sizeof(uint8_t))
-            memcpy(&distance_view[0], out.distance, <size_t>out.size * sizeof(int32_t))
+        result_accepting = owned_uint8(&out.accepting, size).view(np.bool_)
+        result_distance = owned_int32_vector(&out.distance, size)
         return result, result_classes, result_accepting, result_distance
     finally:
         _free_minimal(&out)
