@@ -4,11 +4,12 @@ Takes: an ``ir.Node`` and ``Limits``. Hands on: the minimal ``DFA``, numbered br
 start in byte order, with byte classes merged so that no two columns are equal.
 
 With the native core, three native calls: the IR flattened once per distinct node (``flat_ir``)
--> the Thompson NFA as flat lists (``thompson.pyx``, through ``thompson_native``; the Python builder
-of ``flat_nfa`` when the IR nests too deep for it) -> byte classes, CSR arrays and the subset
-construction (``determinize.pyx`` ``flat_subsets``) -> prune + Hopcroft + canonical renumbering +
-merged columns + distances (``minimize.pyx`` ``canonical_minimal``). Each checks its inputs
-before use. Without it: the pure stages on grouped edges (``_subset_tables``, ``_minimal``). Both
+-> the Thompson NFA as flat lists (``thompson.pyx``, through ``thompson_native``; the Python
+builder of ``flat_nfa`` for IRs of at most ``SMALL_IR`` nodes and when the IR nests too deep for
+C) -> byte classes, CSR arrays and the subset construction (``determinize.pyx``
+``flat_subsets``) -> prune + Hopcroft + canonical renumbering + merged columns + distances
+(``minimize.pyx`` ``canonical_minimal``). Each checks its inputs before use. Without it: the pure
+stages on grouped edges (``_subset_tables``, ``_minimal``). Both
 give the same arrays.
 """
 
@@ -25,6 +26,11 @@ from moonmaskc.automata.thompson_native import native_thompson_input
 from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
 
+SMALL_IR = 200
+"""IR trees of at most this many nodes (shared subtrees counted each time) are built by the Python
+Thompson builder: flattening them for the native one costs more than it saves (a regex of a few
+dozen nodes: 11-24 us in Python, 23-57 us flattened and built natively)."""
+
 
 def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:
     """IR to minimal DFA: Thompson NFA, subset construction, pruning, minimisation."""
@@ -35,7 +41,7 @@ def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:
 def _compile_ir(node: ir.Node, limits: Limits) -> DFA:
     subsets, minimize = native("determinize"), native("minimize")
     if subsets is not None and minimize is not None:
-        thompson = native("thompson")
+        thompson = native("thompson") if ir.size_exceeds(node, SMALL_IR) else None
         inputs = native_thompson_input(thompson, node, limits) if thompson is not None else None
         if inputs is None:
             inputs = build_flat_nfa(node, limits).native_input()

@@ -7,7 +7,8 @@ point to.
 
 Nodes are told apart as the IR compares them (``==``: structural for ``ByteSet``, ``Seq``, ``Alt``
 and ``Repeat``, identity for ``Automaton``), so two equal nodes get one row and equal slices of
-children are equal slices of row numbers: what the builder's ``X (S X)*`` detection compares. A
+children are equal slices of row numbers: what the builder's ``X (S X)*`` detection compares.
+Rows are children first (a row's children have smaller numbers), the root not necessarily last. A
 schema's IR shares subtrees heavily; the walk here visits each distinct node once, where the tree
 walk of the builder visits it once per use.
 
@@ -46,8 +47,13 @@ class FlatIR(NamedTuple):
 
 
 def flatten(root: ir.Node) -> FlatIR:
-    """``root`` as a ``FlatIR`` (an iterative walk: no recursion on the IR's depth)."""
-    row_of: dict[ir.Node, int] = {}
+    """``root`` as a ``FlatIR`` (an iterative walk: no recursion on the IR's depth).
+
+    Rows are hash-consed bottom-up: a node's key is its kind and arguments with its children's
+    rows, so two nodes get one row exactly when the IR's ``==`` calls them equal, while each node
+    object is looked up by identity first (cheap), never through the IR's own ``__eq__``."""
+    row_of_id: dict[int, int] = {}
+    row_of_key: dict[tuple[object, ...], int] = {}
     kinds: list[int] = []
     firsts: list[int] = []
     seconds: list[int] = []
@@ -56,48 +62,61 @@ def flatten(root: ir.Node) -> FlatIR:
     mask_rows: dict[int, int] = {}
     dfa_rows: dict[int, int] = {}
     dfas: list[DFA] = []
-    pending: list[tuple[ir.Node, bool]] = [(root, False)]
+    byte_set, automaton, repeat, seq = ir.ByteSet, ir.Automaton, ir.Repeat, ir.Seq
+    pending: list[ir.Node] = [root]
     while pending:
-        node, expanded = pending.pop()
-        if node in row_of:
+        node = pending[-1]
+        if id(node) in row_of_id:
+            pending.pop()
             continue
         kind = type(node)
-        if kind is ir.ByteSet:
+        key: tuple[object, ...]
+        if kind is byte_set:
             mask = node.mask  # type: ignore[union-attr]
-            kinds.append(BYTE_SET)
-            firsts.append(mask_rows.setdefault(mask, len(mask_rows)))
-            seconds.append(0)
-            counts.append(0)
-        elif kind is ir.Automaton:
+            key = (BYTE_SET, mask)
+            row = row_of_key.get(key)
+            if row is None:
+                row = row_of_key[key] = len(kinds)
+                kinds.append(BYTE_SET)
+                firsts.append(mask_rows.setdefault(mask, len(mask_rows)))
+                seconds.append(0)
+                counts.append(0)
+        elif kind is automaton:
             dfa = node.dfa  # type: ignore[union-attr]
             index = dfa_rows.get(id(dfa))
             if index is None:
                 index = dfa_rows[id(dfa)] = len(dfas)
                 dfas.append(dfa)
+            row = len(kinds)  # compared by identity: a row of its own
             kinds.append(AUTOMATON)
             firsts.append(index)
             seconds.append(0)
             counts.append(0)
         else:
-            items: tuple[ir.Node, ...] = (node.item,) if kind is ir.Repeat else node.items  # type: ignore[union-attr]
-            if not expanded:
-                pending.append((node, True))
-                pending.extend((item, False) for item in reversed(items) if item not in row_of)
+            items: tuple[ir.Node, ...] = (node.item,) if kind is repeat else node.items  # type: ignore[union-attr]
+            missing = [item for item in items if id(item) not in row_of_id]
+            if missing:
+                pending.extend(reversed(missing))
                 continue
-            children.extend(row_of[item] for item in items)
-            counts.append(len(items))
-            if kind is ir.Repeat:
-                kinds.append(REPEAT)
-                firsts.append(node.min)  # type: ignore[union-attr]
+            child_rows = tuple([row_of_id[id(item)] for item in items])
+            if kind is repeat:
                 most = node.max  # type: ignore[union-attr]
-                seconds.append(-1 if most is None else most)
+                code, first, second = REPEAT, node.min, -1 if most is None else most  # type: ignore[union-attr]
             else:
-                kinds.append(SEQ if kind is ir.Seq else ALT)
-                firsts.append(0)
-                seconds.append(0)
-        row_of[node] = len(kinds) - 1
+                code, first, second = (SEQ if kind is seq else ALT), 0, 0
+            key = (code, first, second, child_rows)
+            row = row_of_key.get(key)
+            if row is None:
+                row = row_of_key[key] = len(kinds)
+                kinds.append(code)
+                firsts.append(first)
+                seconds.append(second)
+                counts.append(len(child_rows))
+                children.extend(child_rows)
+        row_of_id[id(node)] = row
+        pending.pop()
     offsets = np.zeros(len(kinds) + 1, dtype=np.int64)
-    np.cumsum(np.asarray(counts, dtype=np.int64), out=offsets[1:])
+    np.cumsum(counts, out=offsets[1:])
     masks = (
         np.frombuffer(b"".join([mask.to_bytes(32, "little") for mask in mask_rows]), np.uint8).reshape(
             len(mask_rows), 32
@@ -106,12 +125,12 @@ def flatten(root: ir.Node) -> FlatIR:
         else np.zeros((0, 32), dtype=np.uint8)
     )
     return FlatIR(
-        kind=np.asarray(kinds, dtype=np.int8),
-        first=np.asarray(firsts, dtype=np.int32),
-        second=np.asarray(seconds, dtype=np.int32),
+        kind=np.array(kinds, dtype=np.int8),
+        first=np.array(firsts, dtype=np.int32),
+        second=np.array(seconds, dtype=np.int32),
         child_offsets=offsets,
-        children=np.asarray(children, dtype=np.int32),
-        root=row_of[root],
+        children=np.array(children, dtype=np.int32),
+        root=row_of_id[id(root)],
         masks=masks,
         dfas=dfas,
     )
