@@ -1,6 +1,6 @@
 """Anchors inside a group that is a whole alternative (``(^a|b$)``, ``^x$|(^y$)``, nested), against
 Python's ``re``: search (JSON Schema ``pattern``) and full-match languages agree on random patterns
-and strings; anchors anywhere else stay clear refusals."""
+and strings; anchors anywhere else are markers (``frontends/regex/markers.py``) and agree too."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from moonmaskc.automata.build import compile_ir
-from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.regex import parse, parse_search
 
 BODIES = st.sampled_from(["a", "b", "ab", "a+", "b*a", "[ab]{2}", "(?:ba)?", ""])
@@ -62,18 +61,21 @@ def test_real_patterns(pattern: str, yes: list[str], no: list[str]) -> None:
 
 
 @pytest.mark.parametrize("pattern", ["(^a)*", "(^a)b", "x(^a)", "(a|^b)c", "(^a)(b)", "((^a))b", "a(b$)c"])
-def test_anchors_anywhere_else_are_refused(pattern: str) -> None:
-    """``^`` anywhere else, and ``$`` anywhere else in the python flavor (whose ``$`` also matches
-    before a final newline); the ecma flavor reads such a ``$`` as end markers (below)."""
-    with pytest.raises(UnsupportedError, match="anchor"):
-        parse_search(pattern, flavor="python")
+def test_anchors_anywhere_else_agree_with_re(pattern: str) -> None:
+    """``^`` and ``$`` anywhere else are markers, in both flavors; the python flavor's ``$`` also
+    holds before a final newline."""
+    searched = compile_ir(parse_search(pattern, flavor="python"))
+    matched = compile_ir(parse(pattern).node)
+    for text in ["", "a", "ab", "aa", "ba", "xa", "abc", "a\n", "ab\n", "abc\n", "bc"]:
+        data = text.encode()
+        assert searched.accepts(data) == (re.search(pattern, text) is not None), (pattern, text)
+        assert matched.accepts(data) == (re.fullmatch(pattern, text) is not None), (pattern, text)
 
 
 @st.composite
 def dollar_pattern(draw: st.DrawFn, depth: int = 2) -> str:
     """Alternations of sequences of atoms, lookaheads, ``$`` and groups, quantified or not: ``$``
-    anywhere (a lookahead under a quantifier other than ``?`` is refused: those draws only check
-    that the refusal names it)."""
+    and lookaheads anywhere."""
     items = []
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.integers(0, 3 if depth > 0 else 1))
@@ -90,16 +92,10 @@ def dollar_pattern(draw: st.DrawFn, depth: int = 2) -> str:
 @settings(max_examples=400, deadline=None)
 @given(dollar_pattern(), st.lists(st.text(alphabet="ab,x", max_size=6), min_size=1, max_size=8))
 def test_dollar_anywhere_in_the_ecma_flavor_agrees_with_re(pattern: str, texts: list[str]) -> None:
-    """``$`` inside repetitions and before more of the pattern (``frontends/regex/end_marker.py``):
+    """``$`` inside repetitions and before more of the pattern (a marker, ``frontends/regex/markers.py``):
     on texts without a newline, ECMAScript's ``$`` and Python's are the same assertion."""
-    try:
-        searched = compile_ir(parse_search(pattern, flavor="ecma"))
-        matched = compile_ir(parse(pattern, flavor="ecma").node)
-    except UnsupportedError as error:
-        # a lookahead under a quantifier is refused (the error may name the anchor that sent the
-        # parse to end markers first); a refusal, never a wrong language
-        assert "lookahead" in str(error) or "anchor" in str(error), (pattern, error)
-        return
+    searched = compile_ir(parse_search(pattern, flavor="ecma"))
+    matched = compile_ir(parse(pattern, flavor="ecma").node)
     for text in texts:
         data = text.encode()
         assert searched.accepts(data) == (re.search(pattern, text) is not None), (pattern, text)
@@ -118,7 +114,7 @@ def test_a_dollar_in_a_repetition_from_jsonschemabench() -> None:
     [("(?!a)a(b|$)", "a", False), ("(?=a)a(b|$)", "a", True), ("(?=a$)a(b|$)", "a", True)],
 )
 def test_a_lookahead_sees_the_end_markers(pattern: str, text: str, found: bool) -> None:
-    """A lookahead's body is followed by any text up to the end, end markers included: without
-    them ``(?!a)`` failed to exclude ``a`` at the end of the text."""
+    """A lookahead's body is followed by any text up to the end, where the ``$`` after it holds:
+    ``(?!a)`` must exclude ``a`` at the end of the text."""
     assert (re.search(pattern, text) is not None) is found
     assert compile_ir(parse_search(pattern, flavor="ecma")).accepts(text.encode()) is found

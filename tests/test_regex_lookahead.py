@@ -1,7 +1,8 @@
-"""Lookaheads ``(?=X)`` / ``(?!X)`` outside repetitions (``frontends/regex/lookaround.py``) against
-Python's ``re``: search (JSON Schema ``pattern``) and full match agree on random patterns with
-lookaheads in sequences, in groups without a quantifier, nested, and with ``$`` inside; the real
-JSONSchemaBench patterns; and the clear refusals (under a quantifier, lookbehind, ``^`` inside)."""
+"""Lookaheads ``(?=X)`` / ``(?!X)`` (markers: ``frontends/regex/markers.py``, ``conditions.py``,
+``erasure.py``) against Python's ``re``: search (JSON Schema ``pattern``) and full match agree on
+random patterns with lookaheads in sequences, in groups, nested, and with ``$`` inside; the real
+JSONSchemaBench patterns; and the clear refusal of lookbehind. Lookaheads under repetitions,
+``\\b`` and ``^`` anywhere: ``tests/test_regex_assertions.py``."""
 
 from __future__ import annotations
 
@@ -87,20 +88,26 @@ def test_real_patterns(regex: str, yes: list[str], no: list[str]) -> None:
     assert not any(dfa.accepts(text.encode()) for text in no)
 
 
-@pytest.mark.parametrize(
-    ("regex", "construct"),
-    [
-        ("(?:(?!a).)*", "lookahead under a quantifier"),
-        ("((?=a)b)+", "lookahead under a quantifier"),
-        ("((?=a)b){0,2}", "lookahead under a quantifier"),
-        ("(?<=a)b", "lookbehind"),
-        ("(?<!a)b", "lookbehind"),
-        ("(?=^a)", "anchor inside a lookahead"),
-    ],
-)
+@pytest.mark.parametrize(("regex", "construct"), [("(?<=a)b", "lookbehind"), ("(?<!a)b", "lookbehind")])
 def test_what_is_not_compiled_is_refused_by_name(regex: str, construct: str) -> None:
     with pytest.raises(UnsupportedError, match=re.escape(construct)):
         parse_search(regex)
+
+
+@pytest.mark.parametrize(
+    ("regex", "texts"),
+    [
+        ("(?:(?!a).)*", ["", "a", "ba", "bb"]),
+        ("^((?=a)b)+", ["", "b", "ab"]),
+        ("^((?=a)[ab]){0,2}$", ["", "a", "aa", "aaa", "ab"]),
+        ("(?=^a)", ["a", "ba", ""]),
+    ],
+)
+def test_what_used_to_be_refused_agrees_with_re(regex: str, texts: list[str]) -> None:
+    """Lookaheads under a quantifier, and ``^`` inside a lookahead, compile since the markers."""
+    dfa = compile_ir(parse_search(regex, flavor="python"))
+    for text in texts:
+        assert dfa.accepts(text.encode()) == (re.search(regex, text) is not None), (regex, text)
 
 
 @settings(max_examples=200, deadline=None)

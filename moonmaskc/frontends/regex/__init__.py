@@ -9,7 +9,10 @@ parsing), ``lexer`` (the Lark lexer and parser over ``regex.lark``, the grammar'
 ``builder`` (the callbacks that turn rules and tokens into IR), ``escapes`` (escape sequences),
 ``classes`` (bracket classes), ``quantifiers`` (repetition bounds), ``codepoints`` (code points to
 UTF-8 IR), ``flavors`` (python and ecma), ``context`` (what one parse carries), ``errors`` (syntax
-errors in regex terms).
+errors in regex terms). Zero-width assertions: ``markers`` (what the parse puts where one stands),
+``assertions`` (a marked pattern to its texts), ``folding`` (assertions outside repetitions, by
+products), ``conditions`` (what each assertion asks of the text around it), ``erasure`` (the
+construction that takes the markers out).
 """
 
 from moonmaskc.frontends.regex.flavors import FLAVORS, Flavor

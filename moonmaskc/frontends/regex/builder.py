@@ -3,7 +3,8 @@
 Takes: the tokens and reduced rules of ``regex.lark``, one at a time, as the parser shifts and
 reduces them (no parse tree is built). Hands on: the pattern's top-level alternatives, a list of
 ``Branch`` (each with its IR and its ``^`` / ``$`` anchors); ``alternation`` joins branches into one
-IR node.
+IR node. In the plain parse, an assertion that is not an anchor at an end of an alternative raises
+``NeedsMarkers``; in the parse with markers, every assertion is its marker (``markers``).
 """
 
 from __future__ import annotations
@@ -16,26 +17,29 @@ from moonmaskc import ir
 from moonmaskc.frontends.regex.classes import class_node
 from moonmaskc.frontends.regex.codepoints import dot_node, text_node
 from moonmaskc.frontends.regex.context import current_parse
-from moonmaskc.frontends.regex.errors import misplaced_anchor, source_error, unsupported
+from moonmaskc.frontends.regex.errors import source_error, unsupported
 from moonmaskc.frontends.regex.escapes import escape_node
 from moonmaskc.frontends.regex.lexer import atom_pattern, token_start
+from moonmaskc.frontends.regex.markers import Assertion, Kind, NeedsMarkers
 from moonmaskc.frontends.regex.quantifiers import bounds
 
 
 class Branch:
     """One alternative being read: its items and where ``^`` / ``$`` stand.
 
-    ``^`` is allowed only before everything else and ``$`` only after everything else, so the
-    first item or anchor that follows a ``$`` makes that ``$`` an error. A group whose own
-    alternatives are anchored (``(^a$|b)``) may stand as the whole of an alternative, between an
-    optional ``^`` and ``$``: it is kept in ``group`` and its alternatives become alternatives of
-    the enclosing alternation (``spread``), with those anchors added to each.
+    In the plain parse, ``^`` is an anchor only before everything else and ``$`` only after
+    everything else: the first item or anchor that follows a ``$`` raises ``NeedsMarkers``, as
+    does an anchor anywhere else. A group whose own alternatives are anchored (``(^a$|b)``) may
+    stand as the whole of an alternative, between an optional ``^`` and ``$``: it is kept in
+    ``group`` and its alternatives become alternatives of the enclosing alternation (``spread``),
+    with those anchors added to each. In the parse with markers a branch holds IR alone: its
+    anchors are markers among its items.
     """
 
     __slots__ = ("anchor_position", "anchored_start", "dollar_position", "group", "items")
 
     def __init__(self) -> None:
-        self.items: list[ir.Node | Marker] = []
+        self.items: list[ir.Node] = []
         self.anchored_start = False
         self.dollar_position: int | None = None
         self.anchor_position: int | None = None
@@ -47,45 +51,7 @@ class Branch:
 
     @property
     def node(self) -> ir.Node:
-        """The items' language (a branch with a lookahead has none of its own: ``lookaround``)."""
-        assert not has_lookahead(self)
-        return ir.seq(*self.items)  # type: ignore[arg-type]
-
-
-END_MARKER = 0xFF
-"""A byte that no UTF-8 text holds: ``$`` read as one or more of it (``end_marker``)."""
-END_MARKERS = ir.repeat(ir.byte_set(1 << END_MARKER), 1, None)
-
-
-class Lookahead:
-    """``(?=...)`` or ``(?!...)``: its alternatives, resolved once what follows it is known
-    (``lookaround.resolve``)."""
-
-    __slots__ = ("branches", "negative", "position")
-
-    def __init__(self, branches: list[Branch], negative: bool, position: int) -> None:
-        self.branches = branches
-        self.negative = negative
-        self.position = position
-
-
-class Choice:
-    """A group without a quantifier whose alternatives hold a lookahead: what follows the group is
-    what follows each alternative, so the alternatives are distributed over the enclosing
-    sequence (``lookaround.sequences``)."""
-
-    __slots__ = ("branches", "position")
-
-    def __init__(self, branches: list[Branch], position: int) -> None:
-        self.branches = branches
-        self.position = position
-
-
-Marker = Lookahead | Choice
-
-
-def has_lookahead(branch: Branch) -> bool:
-    return any(type(item) is Lookahead or type(item) is Choice for item in branch.items)
+        return ir.seq(*self.items)
 
 
 class AnchoredGroup:
@@ -112,22 +78,6 @@ def spread(branches: list[Branch]) -> list[Branch]:
                 inner.dollar_position = branch.dollar_position
             out.append(inner)
     return out
-
-
-def _lone(look: Lookahead) -> Branch:
-    """An alternative holding nothing but ``look``."""
-    branch = Branch()
-    branch.items.append(look)
-    return branch
-
-
-def _anchor_inside_group(position: int) -> Exception:
-    return unsupported(
-        "anchor inside a group",
-        "'^' and '$' may stand only at the start and end of an alternative, or inside a group that "
-        "is a whole alternative of its own (as in '(^a|b$)')",
-        position,
-    )
 
 
 def alternation(branches: list[Branch]) -> ir.Node:
@@ -164,14 +114,12 @@ class IRBuilder(Transformer[Token, Any]):
 
     def concat_atom(self, children: list[Any]) -> Branch:
         branch: Branch = children[0]
-        if branch.dollar_position is not None:
-            raise misplaced_anchor("$", branch.dollar_position)
         item = children[1]
-        if branch.group is not None:  # something after an anchored group
-            raise _anchor_inside_group(branch.group.position)
+        if branch.dollar_position is not None or branch.group is not None:
+            raise NeedsMarkers  # something after a '$' or after an anchored group
         if type(item) is AnchoredGroup:
             if branch.items:
-                raise _anchor_inside_group(item.position)
+                raise NeedsMarkers
             branch.group = item
             return branch
         if type(item) is list:  # the atoms of an ATOMS run
@@ -182,25 +130,17 @@ class IRBuilder(Transformer[Token, Any]):
 
     def concat_repeat(self, children: list[Any]) -> Branch:
         branch: Branch = children[0]
-        if branch.dollar_position is not None:
-            raise misplaced_anchor("$", branch.dollar_position)
-        if type(children[1]) is AnchoredGroup:
-            raise _anchor_inside_group(children[1].position)
-        if branch.group is not None:
-            raise _anchor_inside_group(branch.group.position)
         item = children[1]
-        low, high = bounds(children[2])
-        if type(item) is Lookahead or type(item) is Choice:
-            if (low, high) != (0, 1):
-                raise unsupported(
-                    "lookahead under a quantifier",
-                    "only a lookahead outside every repetition (or under '?') is compiled",
-                    item.position,
-                )
-            # X? is (|X): one more alternative to distribute over the sequence.
-            inner = item.branches if isinstance(item, Choice) else [_lone(item)]
-            branch.items.append(Choice([Branch(), *inner], item.position))
-            return branch
+        if branch.dollar_position is not None or branch.group is not None or type(item) is AnchoredGroup:
+            raise NeedsMarkers
+        token: Token = children[2]
+        low, high = bounds(token)
+        markers = current_parse().markers
+        position = token_start(token)
+        if markers is not None and markers.is_boundary(item) and current_parse().pattern[position - 1] != ")":
+            raise source_error(
+                f"quantifier '{token}' has nothing to repeat: a word boundary takes none", position
+            )
         branch.items.append(ir.repeat(item, low, high))
         return branch
 
@@ -217,14 +157,15 @@ class IRBuilder(Transformer[Token, Any]):
         branch: Branch = children[0]
         token: Token = children[1]
         position = token_start(token)
-        if token == "$" and current_parse().end_markers:
-            branch.items.append(END_MARKERS)
+        markers = current_parse().markers
+        if markers is not None:
+            branch.items.append(markers.marker(Assertion(Kind.START if token == "^" else Kind.END), position))
             return branch
         if branch.dollar_position is not None:
-            raise misplaced_anchor("$", branch.dollar_position)
+            raise NeedsMarkers
         if token == "^":
             if branch.items or branch.anchored_start or branch.group is not None:
-                raise misplaced_anchor("^", position)
+                raise NeedsMarkers
             branch.anchored_start = True
         else:
             branch.dollar_position = position
@@ -232,19 +173,14 @@ class IRBuilder(Transformer[Token, Any]):
             branch.anchor_position = position
         return branch
 
-    def group(self, children: list[Any]) -> ir.Node | AnchoredGroup | Marker:
+    def group(self, children: list[Any]) -> ir.Node | AnchoredGroup:
         opener: Token = children[0]
         branches: list[Branch] = children[1]
-        if opener.type == "LOOKAROUND_OPEN":
-            return Lookahead(branches, str(opener).endswith("!"), token_start(opener))
-        if any(has_lookahead(branch) for branch in branches):
-            if any(branch.anchor_position is not None or branch.group is not None for branch in branches):
-                raise unsupported(
-                    "lookahead beside an anchor inside a group",
-                    "anchors inside a group with a lookahead are not compiled",
-                    token_start(opener),
-                )
-            return Choice(branches, token_start(opener))
+        if opener.type == "LOOKAROUND_OPEN":  # a lookahead: only the parse with markers gets here
+            markers = current_parse().markers
+            assert markers is not None
+            kind = Kind.NEGATIVE_LOOKAHEAD if str(opener).endswith("!") else Kind.LOOKAHEAD
+            return markers.marker(Assertion(kind, alternation(branches)), token_start(opener))
         for branch in branches:
             position = branch.anchor_position if branch.group is None else branch.group.position
             if position is not None:
@@ -298,6 +234,8 @@ class IRBuilder(Transformer[Token, Any]):
             raise unsupported(
                 f"lookbehind '{token}'", "it constrains context before the match", token_start(token)
             )
+        if current_parse().markers is None:
+            raise NeedsMarkers
         return token
 
     def ATOMIC_OPEN(self, token: Token) -> Token:

@@ -21,14 +21,6 @@ def unsupported(construct: str, reason: str, position: int) -> UnsupportedError:
     return UnsupportedError(construct, reason, current_parse().pattern, position)
 
 
-def misplaced_anchor(kind: str, position: int) -> UnsupportedError:
-    return unsupported(
-        f"anchor '{kind}' in the middle of the pattern",
-        "'^' and '$' may stand only at the very start and end of the pattern or of a top-level alternative",
-        position,
-    )
-
-
 def syntax_error(error: UnexpectedInput, pattern: str) -> SourceError:
     """A ``SourceError`` with a message that says what went wrong in regex terms."""
     if isinstance(error, UnexpectedCharacters):

@@ -2,8 +2,8 @@
 
 Takes: the text of one escape (backslash included), its position in the pattern, and whether it
 stands inside a character class. Hands on: the code points it stands for (``escape_ranges``), or
-its IR outside a class (``escape_node``); escapes that cannot be compiled exactly raise an error
-naming them.
+its IR outside a class (``escape_node``; ``\\b`` and ``\\B`` there are markers, see ``markers``);
+escapes that cannot be compiled exactly raise an error naming them.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from moonmaskc.frontends.regex.codepoints import Ranges, checked_code_point, cod
 from moonmaskc.frontends.regex.context import current_parse
 from moonmaskc.frontends.regex.errors import source_error, unsupported
 from moonmaskc.frontends.regex.flavors import Flavor
+from moonmaskc.frontends.regex.markers import Assertion, Kind, NeedsMarkers
 
 _DIGIT: Ranges = [(0x30, 0x39)]
 _WORD: Ranges = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
@@ -24,8 +25,7 @@ _CONTROL_ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "f": 0x0C, "v": 0x0B}
 
 # Letter escapes that are refused, with the construct they name and why.
 _UNSUPPORTED_LETTER_ESCAPES = {
-    "b": ("word boundary \\b", "assertions about context are not compiled"),
-    "B": ("word boundary \\B", "assertions about context are not compiled"),
+    "B": ("escape \\B inside a class", "Python rejects it, ECMAScript reads it as 'B'; write B"),
     "A": ("anchor \\A", "use '^' at the start of the pattern"),
     "Z": ("anchor \\Z", "use '$' at the end of the pattern"),
     "z": ("anchor \\z", "use '$' at the end of the pattern"),
@@ -44,7 +44,17 @@ def escape_node(text: str, position: int) -> ir.Node:
     letter = text[1]
     if len(text) == 2 and letter in "dwsDWS":
         return _shorthand_node(current_parse().flavor, letter)
+    if len(text) == 2 and letter in "bB":
+        return _boundary_marker(letter, position)
     return code_points_node(escape_ranges(text, position, in_class=False))
+
+
+def _boundary_marker(letter: str, position: int) -> ir.Node:
+    """``\\b`` or ``\\B``: a marker in the parse with markers (the plain parse cannot place it)."""
+    markers = current_parse().markers
+    if markers is None:
+        raise NeedsMarkers
+    return markers.marker(Assertion(Kind.BOUNDARY if letter == "b" else Kind.NOT_BOUNDARY), position)
 
 
 def escape_ranges(text: str, position: int, in_class: bool) -> Ranges:

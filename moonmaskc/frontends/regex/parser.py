@@ -25,14 +25,20 @@ reference. Decisions worth knowing:
 - A ``{`` that does not start a repetition ``{m}``, ``{m,}``, ``{m,n}`` is a syntax error (Python
   would read it as a literal); ``]`` and ``}`` on their own are literals. ``[]`` and ``[^]`` are
   errors, because Python and ECMAScript read them differently.
-- ``^`` and ``$`` may stand only at the very start and end of the pattern or of a top-level
-  alternative, or of an alternative of a group that is itself a whole such alternative
-  (``(^a|b$)``; its alternatives become top-level ones). For ``parse`` they change nothing; for
-  ``parse_search`` they anchor that alternative. In the python flavor a final ``$`` also
-  matches before one trailing ``\\n``.
+- ``^`` and ``$`` at the very start and end of the pattern or of a top-level alternative, or of an
+  alternative of a group that is itself a whole such alternative (``(^a|b$)``; its alternatives
+  become top-level ones), are anchors of the plain parse: for ``parse`` they change nothing; for
+  ``parse_search`` they anchor that alternative. In the python flavor ``$`` also matches before one
+  trailing ``\\n``.
+- Any other zero-width assertion (``^`` or ``$`` elsewhere, ``\\b``, ``\\B``, ``(?=...)``,
+  ``(?!...)``) makes the plain parse raise ``NeedsMarkers``; the pattern is then parsed again with
+  every assertion read as a marker (``markers``), and ``assertions`` turns that language over text
+  and markers into the texts where the assertions hold (``folding``: products for those outside
+  repetitions; ``conditions`` and ``erasure``: the rest).
 - Lazy quantifiers accept the same language as greedy ones. Everything that cannot be compiled
-  exactly (lookaround, backreferences, inline flags, atomic groups, possessive quantifiers, ``\\b``,
-  octal escapes, lone surrogates, ...) raises ``UnsupportedError`` naming it and its position.
+  exactly (lookbehind, backreferences, inline flags, atomic groups, possessive quantifiers,
+  ``\\A \\Z``, octal escapes, lone surrogates, ...) raises ``UnsupportedError`` naming it and its
+  position.
 """
 
 from __future__ import annotations
@@ -42,15 +48,14 @@ from dataclasses import dataclass
 from lark.exceptions import UnexpectedInput
 
 from moonmaskc import ir
-from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends import FrontendResult, utf8
-from moonmaskc.frontends.regex.builder import Branch, alternation, has_lookahead
+from moonmaskc.frontends.regex.assertions import resolve_assertions
+from moonmaskc.frontends.regex.builder import Branch, alternation
 from moonmaskc.frontends.regex.context import PARSE_CONTEXT, ParseContext
-from moonmaskc.frontends.regex.end_marker import MARKERS_AFTER, without_end_markers
 from moonmaskc.frontends.regex.errors import syntax_error
 from moonmaskc.frontends.regex.flavors import FLAVORS, Flavor, flavor_named
 from moonmaskc.frontends.regex.lexer import regex_parser
-from moonmaskc.frontends.regex.lookaround import resolve
+from moonmaskc.frontends.regex.markers import Markers, NeedsMarkers
 from moonmaskc.frontends.regex.nesting import check_nesting, too_deep
 from moonmaskc.limits import Limits
 
@@ -61,25 +66,16 @@ DEFAULT_LIMITS = Limits()
 class _Parsed:
     branches: list[Branch]
     named_groups: list[str]
-    end_markers: bool = False
+    markers: Markers | None = None
 
 
 def parse(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "python") -> FrontendResult:
     """The language of the strings that ``pattern`` matches whole (full match), as byte IR."""
-    parsed = _parse_with_markers(pattern, limits, flavor_named(flavor))
-    if parsed.end_markers or any(has_lookahead(branch) for branch in parsed.branches):
-        node = ir.alt(
-            *(
-                resolve(branch, ir.EPSILON, ir.EPSILON, limits, pattern)
-                if has_lookahead(branch)
-                else branch.node
-                for branch in parsed.branches
-            )
-        )
-    else:
+    parsed = _parse_either(pattern, limits, flavor_named(flavor))
+    if parsed.markers is None:
         node = alternation(parsed.branches)
-    if parsed.end_markers:
-        node = without_end_markers(node, limits)
+    else:
+        node = resolve_assertions([branch.node for branch in parsed.branches], False, parsed.markers, limits)
     notes = {"flavor": flavor, "named_groups": parsed.named_groups}
     return FrontendResult(node=node, notes=notes)
 
@@ -89,56 +85,42 @@ def parse_search(pattern: str, limits: Limits = DEFAULT_LIMITS, flavor: str = "e
 
     A top-level alternative that starts with ``^`` must match at the start, one that ends with
     ``$`` at the end (python flavor: at the end or before one final ``\\n``). Alternatives with
-    the same anchors are searched together: ``.*(a|b).*``, not ``.*a.*|.*b.*``.
+    the same anchors are searched together: ``.*(a|b).*``, not ``.*a.*|.*b.*``. A pattern with
+    assertions elsewhere is searched as ``.*(pattern).*`` with its assertions as markers.
     """
     chosen = flavor_named(flavor)
-    parsed = _parse_with_markers(pattern, limits, chosen)
+    parsed = _parse_either(pattern, limits, chosen)
     anything = ir.star(utf8.any_char())
-    final_newline = ir.optional(ir.text("\n")) if chosen.dollar_allows_final_newline else ir.EPSILON
-    if parsed.end_markers:  # every ``$`` is markers: the text ends with some, after anything else
-        end: ir.Node = MARKERS_AFTER
-        unanchored_end = ir.seq(anything, MARKERS_AFTER)
-    else:
-        end, unanchored_end = final_newline, anything
+    if parsed.markers is not None:
+        return resolve_assertions([branch.node for branch in parsed.branches], True, parsed.markers, limits)
+    end = ir.optional(ir.text("\n")) if chosen.dollar_allows_final_newline else ir.EPSILON
     # Alternatives anchored alike share one prefix and suffix: a string contains a match of a or
     # of b exactly when it contains a match of a|b, and one copy of ``.*`` keeps the subset
     # construction from tracking a copy per alternative (17 unanchored words took minutes).
     by_anchors: dict[tuple[bool, bool], list[ir.Node]] = {}
-    branches = []
     for branch in parsed.branches:
-        if has_lookahead(branch):  # the lookaheads see the text after the match too
-            before = ir.EPSILON if branch.anchored_start else anything
-            after = end if branch.anchored_end else unanchored_end
-            branches.append(ir.seq(before, resolve(branch, after, end, limits, pattern)))
-            continue
         by_anchors.setdefault((branch.anchored_start, branch.anchored_end), []).append(branch.node)
+    branches = []
     for (anchored_start, anchored_end), nodes in by_anchors.items():
         before = ir.EPSILON if anchored_start else anything
-        after = end if anchored_end else unanchored_end
+        after = end if anchored_end else anything
         branches.append(ir.seq(before, ir.alt(*nodes), after))
-    searched = ir.alt(*branches)
-    return without_end_markers(searched, limits) if parsed.end_markers else searched
+    return ir.alt(*branches)
 
 
-def _parse_with_markers(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
-    """The parse; where ``$`` cannot be read as an anchor of an alternative and the flavor's
-    ``$`` means the end of the text alone, the parse with every ``$`` read as end markers
-    (``end_marker``)."""
+def _parse_either(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
+    """The plain parse; where it meets an assertion that it cannot read as an anchor of an
+    alternative, the parse with every assertion read as its marker (``markers``)."""
     try:
-        return _parse(pattern, limits, flavor)
-    except UnsupportedError as error:
-        if flavor.dollar_allows_final_newline or "anchor" not in error.construct or "$" not in pattern:
-            raise
-        try:
-            return _parse(pattern, limits, flavor, end_markers=True)
-        except UnsupportedError:
-            raise error from None
+        return _parse(pattern, limits, flavor, None)
+    except NeedsMarkers:
+        return _parse(pattern, limits, flavor, Markers(pattern, flavor.dollar_allows_final_newline))
 
 
-def _parse(pattern: str, limits: Limits, flavor: Flavor, end_markers: bool = False) -> _Parsed:
+def _parse(pattern: str, limits: Limits, flavor: Flavor, markers: Markers | None) -> _Parsed:
     check_nesting(pattern, limits.max_nesting)
     parser = regex_parser()
-    context = ParseContext(pattern, limits, flavor, [], end_markers)
+    context = ParseContext(pattern, limits, flavor, [], markers)
     reset = PARSE_CONTEXT.set(context)
     try:
         branches: list[Branch] = parser.parse(pattern)  # type: ignore[assignment]
@@ -148,7 +130,7 @@ def _parse(pattern: str, limits: Limits, flavor: Flavor, end_markers: bool = Fal
         raise too_deep(pattern) from None
     finally:
         PARSE_CONTEXT.reset(reset)
-    return _Parsed(branches=branches, named_groups=context.named_groups, end_markers=end_markers)
+    return _Parsed(branches=branches, named_groups=context.named_groups, markers=markers)
 
 
 __all__ = ["DEFAULT_LIMITS", "FLAVORS", "Flavor", "parse", "parse_search"]
