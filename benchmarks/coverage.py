@@ -35,8 +35,10 @@ Timing modes (``--tokenizer``):
   ``compile_json_schema`` (default ``strict_mode``), a ``GrammarMatcher`` and its first
   ``fill_next_token_bitmask``; llguidance an ``LLMatcher`` and its first mask; outlines-core
   ``build_regex_from_schema``, an ``Index`` over the vocabulary, a ``Guide`` and ``write_mask_into``.
-- ``none``: quick runs without a vocabulary, not comparable across engines: moonmaskc schema to
-  minimal DFA; peers their grammar (or regex) construction only.
+- ``none``: quick runs without a vocabulary, not comparable across engines: moonmaskc
+  ``compile_schema(text, tokenizer=None)`` (schema to minimal DFA, with the work bound and, under
+  ``lenient``, the rounds that drop costly length bounds, as a user gets them); peers their grammar
+  (or regex) construction only.
 
 Counting: moonmaskc refuses with a ``MoonmaskError`` (strict) and is retried with ``lenient=True``;
 a peer refuses by raising; llguidance also when its grammar does not validate or its warnings say
@@ -170,18 +172,17 @@ def warning_kinds(warnings: list[str]) -> dict[str, int]:
 
 
 def _moonmaskc_dfa_only() -> Compile:
-    """``--tokenizer none``: schema text to minimal DFA, no token table."""
-    from moonmaskc.automata.build import compile_ir
+    """``--tokenizer none``: the public compile to the minimal DFA, no token table
+    (``compile_schema(text, tokenizer=None)``: the work bound and the lenient rounds included)."""
+    import moonmaskc
     from moonmaskc.errors import MoonmaskError
-    from moonmaskc.frontends.schema import compile_schema_ir
 
     def compile_one(text: str, lenient: bool) -> tuple[int, str, dict[str, Any]]:
         try:
-            result = compile_schema_ir(text, lenient=lenient)
-            dfa = compile_ir(result.node)
+            artifact = moonmaskc.compile_schema(text, tokenizer=None, lenient=lenient)
         except (MoonmaskError, RecursionError) as error:
             return -1, str(error).split("\n")[0][:160] or type(error).__name__, {"why": refusal_reason(error)}
-        return dfa.num_states, "", {"warnings": warning_kinds(result.warnings)}
+        return artifact.dfa.num_states, "", {"warnings": warning_kinds(artifact.metadata["warnings"])}
 
     return compile_one
 
