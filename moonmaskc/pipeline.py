@@ -208,6 +208,15 @@ def compile_source(
         return _compile_source(kind, source, options or CompileOptions(), source_name, progress)
 
 
+def _nesting_bound(kind: Kind, source: Any) -> int | None:
+    """An upper bound on how deep the compile of ``source`` recurses, in nesting levels, where it
+    is cheap to know: a regex nests no deeper than its parentheses (plus the few levels of a
+    character's UTF-8 and of the pattern itself); None elsewhere (the deep worker's stack serves)."""
+    if kind == "regex" and isinstance(source, str):
+        return source.count("(") + 3
+    return None
+
+
 def _compile_source(
     kind: Kind,
     source: Any,
@@ -224,7 +233,7 @@ def _compile_source(
         return result, dfa, ir.to_regex(result.node), source_text
 
     try:
-        result, dfa, grammar, source_text = run_deep(stages, options.limits)
+        result, dfa, grammar, source_text = run_deep(stages, options.limits, _nesting_bound(kind, source))
     except RecursionError:
         # Every walk counts its nesting against --max-nesting, on a stack sized for it: reaching
         # Python's limit anyway is a walk that does not count, which no flag can help.

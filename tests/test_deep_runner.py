@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -84,3 +85,49 @@ def test_forked_child_compiles() -> None:
     child.join(60)
     assert child.exitcode == 0
     assert queue.get(timeout=5) == moonmaskc.compile_regex("[ab]{2,3}").dfa.num_states
+
+
+def test_a_shallow_job_runs_inline_on_the_callers_thread() -> None:
+    limits = Limits()
+    caller = threading.get_ident()
+    assert run_deep(threading.get_ident, limits, levels=3) == caller
+    assert run_deep(lambda: _depth(3 * deep.FRAMES_PER_LEVEL), limits, levels=3) == 3 * deep.FRAMES_PER_LEVEL
+
+
+def test_a_job_deeper_than_the_callers_stack_allows_goes_to_the_worker() -> None:
+    limits = Limits()
+    caller = threading.get_ident()
+    too_many = sys.getrecursionlimit() // deep.FRAMES_PER_LEVEL + 1
+    assert not deep.fits_inline(too_many)
+    assert run_deep(threading.get_ident, limits, levels=too_many) != caller
+
+
+def _at_depth(n: int, job: Callable[[], int]) -> int:
+    return job() if n == 0 else _at_depth(n - 1, job)
+
+
+def test_a_caller_already_deep_in_its_stack_hands_even_a_shallow_job_over() -> None:
+    limits = Limits()
+    caller = threading.get_ident()
+    near_the_limit = sys.getrecursionlimit() - deep.INLINE_MARGIN
+    ran_on = _at_depth(near_the_limit - 50, lambda: run_deep(threading.get_ident, limits, levels=1))
+    assert ran_on != caller
+
+
+def test_a_short_regex_compiles_inline_and_a_deeply_nested_one_still_compiles() -> None:
+    calls: list[int] = []
+    original = deep._Worker.hand
+
+    def counted(worker: deep._Worker, job: deep._Job) -> None:
+        calls.append(1)
+        original(worker, job)
+
+    deep._Worker.hand = counted  # type: ignore[method-assign]
+    try:
+        moonmaskc.compile_regex(r"[a-z]+(\.[a-z]+)*@[a-z]+", tokenizer=None)
+        assert calls == []
+        nested = "(" * 400 + "a" + ")" * 400
+        assert moonmaskc.compile_regex(nested, tokenizer=None).match("a").accepted
+        assert calls == [1]
+    finally:
+        deep._Worker.hand = original  # type: ignore[method-assign]

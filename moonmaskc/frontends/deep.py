@@ -61,10 +61,17 @@ def _restore_limit(frames: int) -> None:
             sys.setrecursionlimit(_saved_limit.pop())
 
 
-def run_deep(function: Callable[[], T], limits: Limits) -> T:
-    """``function()`` on a stack sized for ``limits.max_nesting`` (inline when already on one)."""
+def run_deep(function: Callable[[], T], limits: Limits, levels: int | None = None) -> T:
+    """``function()`` on a stack sized for ``limits.max_nesting`` (inline when already on one).
+
+    ``levels``: when the caller knows that the input nests at most this deep (a short regex, say),
+    and that many levels fit below Python's recursion limit from where the caller stands, the
+    function runs inline: handing a small job to the worker thread and back costs more than the
+    job itself."""
     frames = recursion_budget(limits)
     if getattr(_state, "frames", 0) >= frames:
+        return function()
+    if levels is not None and fits_inline(levels):
         return function()
     job = _Job(function)
     _raise_limit(frames)
@@ -79,6 +86,24 @@ def run_deep(function: Callable[[], T], limits: Limits) -> T:
     if job.failure is not None:
         raise job.failure.with_traceback(job.failure.__traceback__)
     return cast(T, job.outcome)
+
+
+INLINE_MARGIN = 200
+"""Frames kept free beyond ``levels * FRAMES_PER_LEVEL`` when a job runs on the caller's stack."""
+
+
+def fits_inline(levels: int) -> bool:
+    """Whether ``levels`` levels of nesting (``FRAMES_PER_LEVEL`` frames each, plus
+    ``INLINE_MARGIN``) fit below Python's recursion limit from the current depth."""
+    needed = INLINE_MARGIN + max(levels, 0) * FRAMES_PER_LEVEL
+    headroom = sys.getrecursionlimit() - needed
+    if headroom <= 0:
+        return False
+    try:
+        sys._getframe(headroom)  # a frame that far down means the stack is too deep already
+    except ValueError:
+        return True
+    return False
 
 
 class _Job:
