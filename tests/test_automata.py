@@ -16,15 +16,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from moonmaskc import ir
-from moonmaskc.automata import determinize as determinize_module
-from moonmaskc.automata import distances as distances_module
 from moonmaskc.automata import minimize as minimize_module
 from moonmaskc.automata import product as dfa_ops
 from moonmaskc.automata.build import compile_ir
-from moonmaskc.automata.determinize import determinize
+from moonmaskc.automata.determinize import determinize, united_groups
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.automata.minimize import equivalent_state_pairs, minimize
+from moonmaskc.automata.distances import completion_lengths
+from moonmaskc.automata.minimize import (
+    equivalent_state_pairs,
+    minimize,
+    refined_by_successors,
+    seed_partition,
+)
 from moonmaskc.automata.sample import sample
+from moonmaskc.automata.tables import Tables
 from moonmaskc.automata.thompson import build_nfa
 from moonmaskc.errors import LimitError
 from moonmaskc.limits import Limits
@@ -124,7 +129,7 @@ def test_nfa_dfa_minimal_dfa_and_oracle_agree(node: ir.Node) -> None:
     )
 )
 def test_united_groups_follow_class_by_class_union(sources: list[list[tuple[int, frozenset[int]]]]) -> None:
-    """``_united`` against its definition, class by class: each class leads to the union of the
+    """``united_groups`` against its definition, class by class: each class leads to the union of the
     sets of every source group holding it; one pair per distinct set, disjoint, by lowest class."""
     disjoint_sources = []
     for source in sources:  # within one source, classes are disjoint (as the subset construction keeps them)
@@ -134,7 +139,7 @@ def test_united_groups_follow_class_by_class_union(sources: list[list[tuple[int,
                 kept.append((bits & ~taken, targets))
                 taken |= bits
         disjoint_sources.append(kept)
-    united = determinize_module._united(disjoint_sources)
+    united = united_groups(disjoint_sources)
     expected: dict[int, frozenset[int]] = {}
     for source in disjoint_sources:
         for bits, targets in source:
@@ -153,6 +158,12 @@ def test_united_groups_follow_class_by_class_union(sources: list[list[tuple[int,
     assert len({targets for _, targets in united}) == len(united)
     lowest = [bits & -bits for bits, _ in united]
     assert lowest == sorted(lowest)
+
+
+def _subset_tables_of(node: ir.Node) -> Tables:
+    """The pruned subset DFA of ``node`` (``determinize``: native or pure, the same DFA), as the
+    grouped live edges that minimisation works on."""
+    return Tables.of(determinize(build_nfa(node), Limits()))
 
 
 def _compiled_both_ways(node: ir.Node) -> tuple[DFA, DFA]:
@@ -191,10 +202,10 @@ def test_refinement_and_hopcroft_agree_on_example_schemas(name: str) -> None:
 
     schema = json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
     node = compile_schema_ir(schema).node
-    tables = determinize_module._subset_tables(build_nfa(node), Limits())
-    seed = minimize_module._seed_partition(tables)
+    tables = _subset_tables_of(node)
+    seed = seed_partition(tables)
     assert max(seed) + 1 < len(seed)  # something is left to refine
-    _, stable = minimize_module._refined_by_successors(tables, list(seed), 8 * len(seed))
+    _, stable = refined_by_successors(tables, list(seed), 8 * len(seed))
     assert stable  # the usual path, not the fallback
     refined, hopcroft = _compiled_both_ways(node)
     assert_same_dfa(refined, hopcroft)
@@ -207,8 +218,8 @@ def test_seed_partition_keeps_equivalent_states_together(node: ir.Node) -> None:
     """The seed (acceptance, completion lengths, live classes, longest stay in the block) may only
     hold invariants of equivalence: states that Moore's refinement on the dense table finds
     equivalent share a seed block."""
-    tables = determinize_module._subset_tables(build_nfa(node), Limits())
-    seed = minimize_module._seed_partition(tables)
+    tables = _subset_tables_of(node)
+    seed = seed_partition(tables)
     for first, other in equivalent_state_pairs(tables.to_dfa(merge_columns=False)):
         assert seed[first] == seed[other]
 
@@ -219,10 +230,10 @@ def test_completion_lengths_against_a_walk_of_the_dense_table(node: ir.Node) -> 
     """Shortest and longest completion of every state, against a recursive walk of the dense
     table: the longest is -1 where a cycle is in reach (and for the dead state), else one more
     than the longest of the successors (0 with none)."""
-    tables = determinize_module._subset_tables(build_nfa(node), Limits())
+    tables = _subset_tables_of(node)
     dfa = tables.to_dfa(merge_columns=False)
     successors = [sorted({int(t) for t in row if t}) for row in dfa.transitions]
-    shortest, longest = distances_module._completion_lengths(tables.predecessors, tables.accepting)
+    shortest, longest = completion_lengths(tables.predecessors, tables.accepting)
 
     @cache
     def longest_from(state: int, on_path: frozenset[int]) -> int:
@@ -254,8 +265,8 @@ def test_seed_partition_tells_a_chain_apart_in_one_pass() -> None:
     from moonmaskc.frontends import regex
 
     node = regex.parse(r"[a-z0-9]+(\.[a-z0-9]+)*\.[a-z]{2,24}").node
-    tables = determinize_module._subset_tables(build_nfa(node), Limits())
-    seed = minimize_module._seed_partition(tables)
+    tables = _subset_tables_of(node)
+    seed = seed_partition(tables)
     assert max(seed) + 1 == len(seed) == compile_ir(node).num_states
 
 

@@ -19,14 +19,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from moonmaskc import ir
-from moonmaskc.automata import determinize as determinize_module
 from moonmaskc.automata.build import compile_ir
-from moonmaskc.automata.classes import _byte_classes
-from moonmaskc.automata.determinize import determinize, flat_subsets, native_subsets, subset_arrays
+from moonmaskc.automata.classes import byte_classes
+from moonmaskc.automata.determinize import (
+    determinize,
+    flat_subsets,
+    native_input_subsets,
+    native_subsets,
+    pure_subsets,
+    subset_arrays,
+)
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.flat_nfa import NativeInput, build_flat_nfa
 from moonmaskc.automata.native import native
-from moonmaskc.automata.tables import _dense
 from moonmaskc.automata.thompson import NFA, NFAArrays, NFAArraysError, build_nfa
 from moonmaskc.errors import LimitError, MalformedArraysError, MoonmaskError
 from moonmaskc.frontends.regex import parse
@@ -59,7 +64,7 @@ def _schema_node(name: str) -> ir.Node:
 
 
 def _arrays(nfa: NFA) -> NFAArrays:
-    class_of, covered = _byte_classes(nfa)
+    class_of, covered = byte_classes(nfa)
     return nfa.to_arrays(class_of, covered)
 
 
@@ -89,12 +94,14 @@ def assert_native_matches_pure(node: ir.Node, monkeypatch: pytest.MonkeyPatch) -
     assert_identical(pure, native_dfa)
     # the unpruned construction too: the same sets, numbered breadth first in class order
     nfa = build_nfa(node)
-    class_of, covered = _byte_classes(nfa)
-    groups, _, start = determinize_module._subsets(nfa, determinize_module._Moves(nfa, covered), Limits())
+    class_of, covered = byte_classes(nfa)
+    pure_transitions, pure_accepting, start = pure_subsets(nfa, Limits())
     transitions, accepting, native_start = native_subsets(nfa.to_arrays(class_of, covered), Limits())
     assert native_start == start
-    assert np.array_equal(transitions, _dense(groups, max(class_of) + 1))
+    assert pure_transitions.shape[1] == max(class_of) + 1
+    assert np.array_equal(transitions, pure_transitions)
     assert accepting.dtype == bool
+    assert np.array_equal(accepting, pure_accepting)
     # and the arrays interface: the same on both paths
     native_arrays = subset_arrays(nfa)
     with monkeypatch.context() as patch:
@@ -182,7 +189,7 @@ def test_to_arrays_spells_the_nfa() -> None:
     """Every (state, class, target) of the arrays, and nothing else, is an NFA edge on a byte of
     that class; epsilon edges and important states as the NFA has them."""
     nfa = build_nfa(_schema_node("order"))
-    class_of, covered = _byte_classes(nfa)
+    class_of, covered = byte_classes(nfa)
     arrays = nfa.to_arrays(class_of, covered)
     arrays.check()
     assert arrays.num_classes == max(class_of) + 1
@@ -245,7 +252,7 @@ def test_malformed_arrays_are_a_moonmask_error() -> None:
 
 def test_to_arrays_refuses_a_mask_without_classes() -> None:
     nfa = build_nfa(parse("[a-c]x").node)
-    class_of, covered = _byte_classes(nfa)
+    class_of, covered = byte_classes(nfa)
     covered.pop(next(iter(covered)))
     with pytest.raises(NFAArraysError):
         nfa.to_arrays(class_of, covered)
@@ -476,23 +483,23 @@ def test_flat_input_at_the_bounds_is_accepted() -> None:
     module = native("determinize")
     assert module is not None
     inputs = _flat_input()
-    expected = determinize_module._native_flat(module, inputs, Limits())
-    found = determinize_module._native_flat(module, _last_block_first(inputs, 0), Limits())
+    expected = native_input_subsets(module, inputs, Limits())
+    found = native_input_subsets(module, _last_block_first(inputs, 0), Limits())
     assert found[0].shape[1] == expected[0].shape[1]  # the same classes; the block moved is fine
 
 
 @needs_native
 def test_malformed_flat_input_is_a_moonmask_error() -> None:
-    """Every index, shape and dtype is checked natively before use: through ``_native_flat`` a
-    ``MalformedArraysError``, called directly a ``ValueError`` (``TypeError``, ``OverflowError``
-    for an argument of the wrong kind), never a crash."""
+    """Every index, shape and dtype is checked natively before use: through
+    ``native_input_subsets`` a ``MalformedArraysError``, called directly a ``ValueError``
+    (``TypeError``, ``OverflowError`` for an argument of the wrong kind), never a crash."""
     module = native("determinize")
     assert module is not None
     inputs = _flat_input()
-    determinize_module._native_flat(module, inputs, Limits())  # valid as given
+    native_input_subsets(module, inputs, Limits())  # valid as given
     for label, bad in _malformed_flat(inputs):
         with pytest.raises(MalformedArraysError) as caught:
-            determinize_module._native_flat(module, bad, Limits())
+            native_input_subsets(module, bad, Limits())
             pytest.fail(f"{label}: accepted")
         assert isinstance(caught.value, MoonmaskError), label
         with pytest.raises((ValueError, TypeError, OverflowError)):

@@ -16,7 +16,7 @@ give the same arrays.
 from __future__ import annotations
 
 from moonmaskc import ir
-from moonmaskc.automata.determinize import _native_flat, _subset_tables
+from moonmaskc.automata.determinize import _subset_tables, native_input_subsets
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.flat_nfa import build_flat_nfa
 from moonmaskc.automata.minimize import _empty_dfa, _minimal, _native_minimal
@@ -45,7 +45,7 @@ def _compile_ir(node: ir.Node, limits: Limits) -> DFA:
         inputs = native_thompson_input(thompson, node, limits) if thompson is not None else None
         if inputs is None:
             inputs = build_flat_nfa(node, limits).native_input()
-        transitions, accepting, start, class_of = _native_flat(subsets, inputs, limits)
+        transitions, accepting, start, class_of = native_input_subsets(subsets, inputs, limits)
         return _native_minimal(minimize, transitions, class_of, accepting, start)
     tables = _subset_tables(build_nfa(node, limits), limits)
     if tables.start == 0:

@@ -1,7 +1,7 @@
 """Byte classes: the coarsest partition of the 256 bytes that no NFA edge tells apart.
 
-Takes: an ``NFA``. Hands on: ``class_of[byte]`` (classes numbered by their smallest byte) and, for
-each distinct edge mask, the classes it covers as a bit set.
+Takes: an ``NFA``. Hands on (``byte_classes``): ``class_of[byte]`` (classes numbered by their
+smallest byte) and, for each distinct edge mask, the classes it covers as a bit set.
 """
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from itertools import pairwise
 from moonmaskc.automata.thompson import NFA
 
 
-def _byte_classes(nfa: NFA) -> tuple[list[int], dict[int, int]]:
-    """The coarsest byte classes that no NFA edge tells apart (two bytes share a class when every
-    edge mask holds both or neither), numbered by their smallest byte: ``class_of[byte]``, and for
-    each distinct edge mask the classes it covers (bit ``c`` set for class ``c``).
+def byte_classes(nfa: NFA) -> tuple[list[int], dict[int, int]]:
+    """The coarsest byte classes that no edge of ``nfa`` tells apart (two bytes share a class when
+    every edge mask holds both or neither), numbered by their smallest byte. Returns ``class_of``,
+    a list of 256 class numbers (``class_of[byte]``), and a dict from each distinct edge mask of
+    ``nfa`` to the classes it covers as a bit set (bit ``c`` set for class ``c``): the two
+    arguments of ``NFA.to_arrays``.
 
     One sweep over the bytes where some mask's run starts or ends: each distinct mask owns one bit
     of a signature that is toggled at those points, and the bytes between two points share the

@@ -1,13 +1,20 @@
 """Subset construction over byte classes, then pruning.
 
-Takes: an ``NFA`` and ``Limits``. Hands on: ``_Tables`` (grouped live edges; see
+Takes: an ``NFA`` and ``Limits``. Hands on: ``Tables`` (grouped live edges; see
 ``moonmaskc.automata.tables``), states numbered breadth-first from the start in class order, or a
 ``DFA`` through ``determinize``, or dense arrays through ``subset_arrays``.
 
 ``determinize`` and ``subset_arrays`` run the native construction (``_native/determinize.pyx``,
 over ``NFA.to_arrays``) when it is built and not switched off (``MOONMASKC_PURE=1``), else the pure
 one; both give the same pruned DFA, numbered the same way. ``flat_subsets`` runs it straight from a
-``FlatNFA`` (``FlatNFA.native_input``): byte classes, CSR arrays and subsets in one native call.
+``FlatNFA`` (``FlatNFA.native_input``): byte classes, CSR arrays and subsets in one native call;
+``native_input_subsets`` does the same from any ``NativeInput`` (also made by the native Thompson
+builder). Unpruned, the pure construction (``pure_subsets``) and the native one
+(``native_subsets``) give the same arrays.
+
+One step of the pure construction stands on its own, ``united_groups``: where each byte class
+leads from several NFA states (or sets of them) at once, one (class bit set, NFA state set) pair
+per distinct set.
 """
 
 from __future__ import annotations
@@ -18,12 +25,12 @@ from types import ModuleType
 
 import numpy as np
 
-from moonmaskc.automata.classes import _byte_classes
+from moonmaskc.automata.classes import byte_classes
 from moonmaskc.automata.dfa import DFA, _merged_by_key
-from moonmaskc.automata.distances import _completion_lengths
+from moonmaskc.automata.distances import completion_lengths
 from moonmaskc.automata.flat_nfa import FlatNFA, NativeInput
 from moonmaskc.automata.native import native
-from moonmaskc.automata.tables import Groups, _pruned, _Tables
+from moonmaskc.automata.tables import Groups, Tables, _dense, _pruned
 from moonmaskc.automata.thompson import NFA, NFAArrays
 from moonmaskc.errors import LimitError, MalformedArraysError
 from moonmaskc.limits import Limits
@@ -34,7 +41,7 @@ GroupedSets = list[tuple[int, frozenset[int]]]
 class _Moves:
     """Per NFA state, where its byte classes lead: ``groups(state)`` is one ``(bits, set)`` pair per
     distinct non-empty set of NFA states (the union of the closures of the edge targets on those
-    classes), ordered by lowest class (see ``_Tables``)."""
+    classes), ordered by lowest class (see ``Tables``)."""
 
     def __init__(self, nfa: NFA, covered: dict[int, int]) -> None:
         self.nfa = nfa
@@ -52,7 +59,7 @@ class _Moves:
                     if covered[mask] and (targets := closure(target))
                 ]
             else:
-                found = _united(
+                found = united_groups(
                     [(covered[mask], targets)]
                     for mask, target in edges
                     if covered[mask] and (targets := closure(target))
@@ -61,11 +68,17 @@ class _Moves:
         return found
 
 
-def _united(alternatives: Iterable[GroupedSets]) -> GroupedSets:
-    """Where each class leads from any of several sources given as grouped sets: sources that move
-    on disjoint classes (a state inside an embedded automaton beside the state that follows it, say)
-    put their groups side by side; where two move on one class, every pair of their groups that
-    meets leads to the union of the two sets. One pair per distinct set, by lowest class."""
+def united_groups(alternatives: Iterable[GroupedSets]) -> GroupedSets:
+    """Where each class leads from any of several sources (NFA states, or sets of them).
+
+    Takes: one grouped list per source, ``(bits, targets)`` pairs with bit ``c`` of ``bits`` set
+    when class ``c`` leads to the NFA states ``targets``, the classes of one source's pairs
+    disjoint. Returns: the same for all sources together, class ``c`` leading to the union of the
+    sets of every source pair holding it: one pair per distinct set, the classes of the pairs
+    disjoint, ordered by lowest class. Sources that move on disjoint classes (a state inside an
+    embedded automaton beside the state that follows it, say) put their groups side by side; where
+    two move on one class, every pair of their groups that meets leads to the union of the two
+    sets."""
     pairs: GroupedSets = []
     seen = 0
     for source in alternatives:
@@ -102,14 +115,14 @@ def _lowest_bit(pair: tuple[int, frozenset[int]]) -> int:
     return pair[0] & -pair[0]
 
 
-def _subset_tables(nfa: NFA, limits: Limits) -> _Tables:
+def _subset_tables(nfa: NFA, limits: Limits) -> Tables:
     """Subset construction over byte classes, pruned; classes numbered in byte order."""
-    class_of, covered = _byte_classes(nfa)
+    class_of, covered = byte_classes(nfa)
     groups, sets, start = _subsets(nfa, _Moves(nfa, covered), limits)
     final = nfa.final
     accepting = [final in members for members in sets]
-    tables = _Tables(groups, max(class_of) + 1, class_of, accepting, start, [])
-    tables.distance, tables.longest = _completion_lengths(tables.predecessors, accepting)
+    tables = Tables(groups, max(class_of) + 1, class_of, accepting, start, [])
+    tables.distance, tables.longest = completion_lengths(tables.predecessors, accepting)
     return _pruned(tables)
 
 
@@ -126,7 +139,7 @@ def _subsets(nfa: NFA, moves: _Moves, limits: Limits) -> tuple[list[Groups], lis
     all_groups: list[Groups] = [[]]
     groups_of = moves.groups
     for key in islice(keys, 1, None):  # grows while it is walked
-        pairs = groups_of(next(iter(key))) if len(key) == 1 else _united(map(groups_of, key))
+        pairs = groups_of(next(iter(key))) if len(key) == 1 else united_groups(map(groups_of, key))
         row: Groups = []
         for bits, target_key in pairs:  # by lowest class: new states numbered in class order
             target = ids.get(target_key)
@@ -191,6 +204,20 @@ def native_subsets(arrays: NFAArrays, limits: Limits) -> tuple[np.ndarray, np.nd
     return _native_unpruned(module, arrays, limits)
 
 
+def pure_subsets(nfa: NFA, limits: Limits | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """The pure subset construction, *unpruned*: ``(transitions int32[D, C], accepting bool[D],
+    start)``, state 0 the empty set, the others the reachable sets of NFA states numbered breadth
+    first from the start in class order, classes those of ``byte_classes(nfa)``. The same arrays
+    as ``native_subsets`` on ``nfa.to_arrays(*byte_classes(nfa))``. Raises ``LimitError`` past
+    ``limits.max_states`` (default: ``nfa.limits``)."""
+    limits = limits or nfa.limits
+    class_of, covered = byte_classes(nfa)
+    groups, sets, start = _subsets(nfa, _Moves(nfa, covered), limits)
+    final = nfa.final
+    accepting = np.array([final in members for members in sets], dtype=bool)
+    return _dense(groups, max(class_of) + 1), accepting, start
+
+
 def flat_subsets(flat: FlatNFA, limits: Limits) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """The native subset construction straight from a flat NFA, *unpruned*: ``(transitions
     int32[D, C], accepting bool[D], start, class_of int32[256])``, the same as ``native_subsets``
@@ -200,15 +227,21 @@ def flat_subsets(flat: FlatNFA, limits: Limits) -> tuple[np.ndarray, np.ndarray,
     module = native("determinize")
     if module is None:
         raise RuntimeError("the native determinize module is not built (or MOONMASKC_PURE is set)")
-    transitions, accepting, start, class_of = _native_flat(module, flat.native_input(), limits)
+    transitions, accepting, start, class_of = native_input_subsets(module, flat.native_input(), limits)
     return transitions, accepting.view(bool), start, class_of
 
 
-def _native_flat(
+def native_input_subsets(
     module: ModuleType, inputs: NativeInput, limits: Limits
 ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
-    """``module.flat_subsets`` on ``inputs``, accepting as uint8; the native ``ValueError`` (or a
-    ``TypeError`` for an argument of the wrong kind) becomes ``MalformedArraysError``."""
+    """The native subset construction on a flat NFA given as ``NativeInput`` (from
+    ``FlatNFA.native_input`` or the native Thompson builder), *unpruned*: ``(transitions
+    int32[D, C], accepting uint8[D], start, class_of int32[256])``, as ``flat_subsets`` (which
+    hands on accepting as bool). ``module`` is the native ``determinize`` module
+    (``native("determinize")``), which checks every index, shape and dtype of ``inputs`` before
+    use: a malformed input (its ``ValueError``, or a ``TypeError`` / ``OverflowError`` for an
+    argument of the wrong kind) is a ``MalformedArraysError``, more than ``limits.max_states``
+    states a ``LimitError``."""
     try:
         transitions, accepting, start, class_of = module.flat_subsets(*inputs, limits.max_states)
     except module.StateLimit:
@@ -246,7 +279,7 @@ def _native_pruned(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
     """Native subsets, pruned as ``_pruned`` prunes (the states that cannot reach acceptance go,
     the others keep their order): transitions, class_of, accepting, start, distance."""
-    class_of, covered = _byte_classes(nfa)
+    class_of, covered = byte_classes(nfa)
     arrays = nfa.to_arrays(class_of, covered)
     transitions, accepting, start = _native_unpruned(module, arrays, limits)
     distance = module.distances(transitions, accepting.view(np.uint8))

@@ -1,9 +1,10 @@
 """Distances to acceptance and pruning.
 
 Takes: a DFA's dense table or its live predecessors, and acceptance flags. Hands on: the fewest
-bytes from each state to acceptance (-1 where out of reach), the longest completion (-1 where a
-cycle is in reach), and ``prune``: the DFA with every state that cannot reach acceptance sent to
-the dead state 0.
+bytes from each state to acceptance (-1 where out of reach; ``shortest_distances`` from the dense
+table), with the longest completion (-1 where a cycle is in reach; ``completion_lengths`` gives
+both, from the live predecessors), and ``prune``: the DFA with every state that cannot reach
+acceptance sent to the dead state 0.
 
 ``shortest_distances`` and ``prune`` run in the native core when it is built (same results); the
 arrays are checked first (``_checked_table`` and friends), so malformed ones raise
@@ -161,11 +162,13 @@ def _pure_prune(dfa: DFA) -> DFA:
     return DFA(pruned, dfa.byte_class, dfa.accepting[kept], start, distance[kept])
 
 
-def _completion_lengths(
+def completion_lengths(
     predecessors: Sequence[Sequence[int]], accepting: Sequence[bool]
 ) -> tuple[list[int], list[int]]:
-    """Shortest and longest completion of every state of a DFA whose state 0 is dead, given the
-    distinct live predecessors of every state (``_Tables.predecessors``).
+    """Shortest and longest completion of every state of a DFA whose state 0 is dead.
+
+    Takes: the distinct live predecessors of every state (as ``Tables.predecessors`` lists them)
+    and the acceptance flags. Returns ``(shortest, longest)``, one length per state.
 
     Shortest: breadth-first backwards from the accepting states (-1 where acceptance is out of
     reach). Longest (meaningful once the DFA is pruned): the longest path of live edges, -1 where

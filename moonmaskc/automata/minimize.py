@@ -1,9 +1,10 @@
 """Minimisation: the coarsest partition compatible with acceptance and transitions, renumbered.
 
-Takes: pruned ``_Tables`` or a pruned ``DFA``. Hands on: the minimal DFA, numbered dead first,
-then breadth-first from the start in class order. Seeds (acceptance, completion lengths, live
-classes, longest stay in a block) start refinement by successor blocks, with Hopcroft as the
-fallback.
+Takes: pruned ``Tables`` or a pruned ``DFA``. Hands on: the minimal DFA, numbered dead first,
+then breadth-first from the start in class order. Two steps of the pure path stand on their own:
+``seed_partition`` (blocks by acceptance, completion lengths, live classes, longest stay in a
+block) starts ``refined_by_successors`` (refinement by successor blocks, within a budget of
+examined states), with Hopcroft as the fallback when the budget runs out.
 
 ``minimal_dense`` takes a dense DFA as arrays, pruned or not, checks them and returns the same
 canonical minimal DFA; it (and so ``minimize``) runs in the native core when it is built: one
@@ -26,12 +27,12 @@ from moonmaskc.automata.distances import (
     _checked_start,
     _checked_table,
     _checked_vector,
-    _completion_lengths,
     _longest_paths,
     _pure_prune,
+    completion_lengths,
 )
 from moonmaskc.automata.native import native
-from moonmaskc.automata.tables import Groups, _Tables
+from moonmaskc.automata.tables import Groups, Tables
 
 # Refinement by successor blocks re-examines only the predecessors of states that moved; it is
 # fast on the nearly minimal automata that the front ends build but has no n log n bound, so past
@@ -39,18 +40,23 @@ from moonmaskc.automata.tables import Groups, _Tables
 REFINE_CHECKS_PER_STATE = 8
 
 
-def _longest_words(tables: _Tables) -> list[int]:
+def _longest_words(tables: Tables) -> list[int]:
     """For each live state of a pruned DFA, the length of its longest completion, or -1 when a
     cycle is reachable (completions are then unbounded); -1 for the dead state."""
     if tables.longest is None:
-        tables.longest = _completion_lengths(tables.predecessors, tables.accepting)[1]
+        tables.longest = completion_lengths(tables.predecessors, tables.accepting)[1]
     return tables.longest
 
 
-def _seed_partition(tables: _Tables) -> list[int]:
-    """Blocks by what equivalent states always share: acceptance, shortest and longest completion
-    and the classes that lead to a live state. The dead state (distance -1; in a pruned DFA the
-    only one) is alone in its block."""
+def seed_partition(tables: Tables) -> list[int]:
+    """The partition that minimisation starts from, for ``tables`` of a pruned DFA (distances
+    filled): the block of each state, blocks numbered from 0 by first state.
+
+    States share a block when they agree on what equivalent states always share: acceptance,
+    shortest and longest completion, the classes that lead to a live state, and then (when a block
+    holds several states) the longest path that stays in their block. So equivalent states are
+    never apart; the dead state (distance -1; in a pruned DFA the only one) is alone in its block.
+    Fills ``tables.longest`` when it is not known yet."""
     ids: dict[tuple[bool, int, int, int], int] = {}
     block_of = []
     for accepting, distance, longest, pairs in zip(
@@ -83,10 +89,14 @@ def _longest_stays(predecessors: list[list[int]], block_of: list[int]) -> list[i
     return _longest_paths(predecessors, block_of, (s for s, b in enumerate(block_of) if size[b] > 1))
 
 
-def _refined_by_successors(tables: _Tables, block_of: list[int], max_checks: int) -> tuple[list[int], bool]:
-    """Split the blocks of ``block_of`` (in place) until all states of a block lead each class into
-    the same block; ``False`` when ``max_checks`` state examinations did not suffice (``block_of``
-    is then a valid, coarser, partial result).
+def refined_by_successors(tables: Tables, block_of: list[int], max_checks: int) -> tuple[list[int], bool]:
+    """Refine a partition of the states of ``tables`` by successor blocks.
+
+    Takes: ``block_of``, the block of each state (blocks numbered from 0, e.g. ``seed_partition``),
+    and ``max_checks``, the budget of state examinations. Splits the blocks of ``block_of`` (in
+    place) until all states of a block lead each class into the same block, and returns
+    ``(block_of, True)``; ``(block_of, False)`` when ``max_checks`` examinations did not suffice
+    (``block_of`` is then a valid, coarser, partial result, which Hopcroft refines further).
 
     A state's signature is its targets' blocks with the classes leading into each (pairs of one
     block merged, by lowest class: a canonical form of class -> block). A block is examined in full
@@ -156,7 +166,7 @@ def _hopcroft_blocks(transitions: Sequence[Sequence[int]], seed: Sequence[int]) 
     dead and alone in its block.
 
     The seed must give all states of a block the same set of classes that lead to a live state (as
-    ``_seed_partition`` does), i.e. be stable under the union of the live states. Then neither the
+    ``seed_partition`` does), i.e. be stable under the union of the live states. Then neither the
     dead state's block nor the largest live block has to serve as a first splitter: stability under
     every other block implies stability under those two, whose preimages are what the union's
     preimage leaves of the others' (the "all blocks but one" start of Hopcroft's algorithm). So
@@ -212,18 +222,18 @@ def _hopcroft_blocks(transitions: Sequence[Sequence[int]], seed: Sequence[int]) 
     return block_of
 
 
-def _coarsest_partition(tables: _Tables) -> list[int]:
+def _coarsest_partition(tables: Tables) -> list[int]:
     """Block of every state in the coarsest partition compatible with acceptance and transitions."""
-    block_of = _seed_partition(tables)
+    block_of = seed_partition(tables)
     if max(block_of) + 1 == len(block_of):  # every state alone already: nothing left to split
         return block_of
-    block_of, stable = _refined_by_successors(tables, block_of, REFINE_CHECKS_PER_STATE * len(block_of))
+    block_of, stable = refined_by_successors(tables, block_of, REFINE_CHECKS_PER_STATE * len(block_of))
     if stable:
         return block_of
     return _hopcroft_blocks(tables.transitions().tolist(), block_of)
 
 
-def _minimal(tables: _Tables, breadth_first: bool = False) -> _Tables:
+def _minimal(tables: Tables, breadth_first: bool = False) -> Tables:
     """Minimise pruned tables; number the states dead first, then breadth-first from the start,
     in class order. ``breadth_first``: the tables are numbered so already (as the subset
     construction numbers them), so when no two states merge they are the answer."""
@@ -253,7 +263,7 @@ def _minimal(tables: _Tables, breadth_first: bool = False) -> _Tables:
         if merged and len(pairs) > 1 and len({t for _, t in pairs}) < len(pairs):
             pairs = _merged_by_key(pairs)
         new_groups.append(pairs)
-    return _Tables(
+    return Tables(
         new_groups,
         tables.num_classes,
         tables.class_of,
@@ -269,7 +279,7 @@ def minimize(dfa: DFA) -> DFA:
         return _empty_dfa()
     if native("minimize") is not None:
         return minimal_dense(dfa.transitions, dfa.byte_class, dfa.accepting, dfa.start)
-    return _minimal(_Tables.of(dfa)).to_dfa()
+    return _minimal(Tables.of(dfa)).to_dfa()
 
 
 def minimal_dense(transitions: np.ndarray, byte_class: np.ndarray, accepting: np.ndarray, start: int) -> DFA:
@@ -292,7 +302,7 @@ def minimal_dense(transitions: np.ndarray, byte_class: np.ndarray, accepting: np
         pruned = _pure_prune(DFA(table, classes, flags, first))
         if pruned.start == 0:
             return _empty_dfa()
-        return _minimal(_Tables.of(pruned)).to_dfa()
+        return _minimal(Tables.of(pruned)).to_dfa()
     return _native_minimal(module, table, classes, flags.view(np.uint8), first)
 
 

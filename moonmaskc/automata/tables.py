@@ -1,6 +1,6 @@
 """The automaton as grouped live edges, what the subset construction and minimisation work on.
 
-Takes: a ``DFA`` (``_Tables.of``) or the subset construction's output. Hands on: ``_Tables``, per
+Takes: a ``DFA`` (``Tables.of``) or the subset construction's output. Hands on: ``Tables``, per
 state one (class bit set, target) pair per distinct live target, and back to a ``DFA`` with the
 dense table built in numpy at the end (``to_dfa``).
 """
@@ -15,15 +15,17 @@ Groups = list[tuple[int, int]]
 SMALL_TABLE_CELLS = 4096
 
 
-class _Tables:
+class Tables:
     """A DFA as grouped live edges, dead state 0.
 
     ``groups[s]`` holds one ``(bits, target)`` pair per distinct live target of state ``s``: bit
     ``c`` of ``bits`` is set when class ``c`` leads there. Pairs are ordered by their lowest class,
     so walking them visits targets in class order; the dead state has none. Classes are numbered by
-    their smallest byte (``class_of[byte]``). Most states have a handful of targets over dozens of
-    classes, so every pass below is over targets, not classes; the dense table is built in numpy
-    once, at the end."""
+    their smallest byte (``class_of[byte]``). Per state also ``accepting``, ``distance`` (the
+    shortest completion, -1 where out of reach) and ``longest`` (the longest completion, see
+    ``distances.completion_lengths``; ``None`` until known), and on demand ``predecessors``. Most
+    states have a handful of targets over dozens of classes, so every pass below is over targets,
+    not classes; the dense table is built in numpy once, at the end."""
 
     __slots__ = (
         "_predecessors",
@@ -52,7 +54,7 @@ class _Tables:
         self.accepting = accepting
         self.start = start
         self.distance = distance
-        self.longest = longest  # see _longest_words; None until known
+        self.longest = longest  # see distances.completion_lengths; None until known
         self._predecessors: list[list[int]] | None = None
 
     @property
@@ -67,7 +69,7 @@ class _Tables:
         return self._predecessors
 
     @classmethod
-    def of(cls, dfa: DFA) -> _Tables:
+    def of(cls, dfa: DFA) -> Tables:
         """The tables of ``dfa``, its classes renumbered by their smallest byte."""
         representatives = dfa.class_representatives()
         order = sorted(range(dfa.num_classes), key=representatives.__getitem__)
@@ -165,7 +167,7 @@ def _merged_columns(table: np.ndarray, class_of: np.ndarray) -> tuple[np.ndarray
     return np.ascontiguousarray(table[:, kept]), np.array(new_class, dtype=np.int32)[class_of]
 
 
-def _pruned(tables: _Tables) -> _Tables:
+def _pruned(tables: Tables) -> Tables:
     """``prune`` on tables; nothing to copy in the usual case where every state is alive."""
     distance = tables.distance
     n = len(distance)
@@ -181,7 +183,7 @@ def _pruned(tables: _Tables) -> _Tables:
     pruned: list[Groups] = [[]]
     for s in kept[1:]:
         pruned.append([(bits, new_id[t]) for bits, t in groups[s] if distance[t] >= 0])
-    return _Tables(
+    return Tables(
         pruned,
         tables.num_classes,
         tables.class_of,

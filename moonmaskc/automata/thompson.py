@@ -168,9 +168,10 @@ class NFA:
         return result
 
     def to_arrays(self, class_of: Sequence[int], covered: Mapping[int, int]) -> NFAArrays:
-        """The NFA as flat arrays over byte classes (see ``NFAArrays``), given ``_byte_classes``:
-        ``class_of[byte]`` and, for each edge mask, the classes it covers as a bit set. Python
-        walks the edges once; the expansion per class is done in numpy."""
+        """The NFA as flat arrays over byte classes (see ``NFAArrays``), given what
+        ``classes.byte_classes`` hands on: ``class_of[byte]`` and, for each edge mask, the classes
+        it covers as a bit set. Python walks the edges once; the expansion per class is done in
+        numpy."""
         n = self.num_states
         num_classes = max(class_of) + 1
         masks: tuple[int, ...] = ()
