@@ -10,8 +10,10 @@ line per keyword ignored under ``lenient``, with its JSON pointer).
 This module only dispatches: a subschema goes to ``constants`` (enum / const), ``unevaluated``
 (unevaluatedProperties / unevaluatedItems, rewritten into cases of ordinary schemas),
 ``references`` ($ref), ``combinators`` (allOf / anyOf / oneOf / not / if, presence dependencies)
-or, per instance type, to ``types.*``. The walk's state is a ``context.Context``; the automata it
-builds are cached in an ``automata.Automata``; the keyword policy is ``policy``.
+or, per instance type, through the normalising pass (``normalize``: the keywords of each type as a
+checked, typed record of ``typed``) to its emitter in ``types.*``. The walk's state is a
+``context.Context``; the automata it builds are cached in an ``automata.Automata``; the keyword
+policy is ``policy``.
 
 Soundness bookkeeping: complements (``not``, ``if``) and "exactly one" products are taken against
 the universe of canonical values of bounded depth; they are exact only when the operand language
@@ -29,7 +31,7 @@ from moonmaskc import ir
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
-from moonmaskc.frontends.schema import combinators, constants, policy, references, unevaluated
+from moonmaskc.frontends.schema import combinators, constants, normalize, policy, references, unevaluated
 from moonmaskc.frontends.schema.arguments import as_list
 from moonmaskc.frontends.schema.automata import Automata, is_empty_node
 from moonmaskc.frontends.schema.combinators.all_of import all_of
@@ -123,13 +125,14 @@ class SchemaWalk:
         if "boolean" in types:
             parts.append(ir.alt(ir.literal(b"true"), ir.literal(b"false")))
         if "number" in types or "integer" in types:
-            parts.append(numbers.numeric(self, schema, "number" in types, where))
+            numeric = normalize.number_keywords(self.ctx, schema, "number" in types, where)
+            parts.append(numbers.numeric(self, numeric, where))
         if "string" in types:
-            parts.append(strings.string(self, schema, where))
+            parts.append(strings.string(self, normalize.string_keywords(self.ctx, schema, where), where))
         if "array" in types:
-            parts.append(arrays.array(self, schema, where))
+            parts.append(arrays.array(self, normalize.array_keywords(schema, where), where))
         if "object" in types:
-            parts.append(objects.object_node(self, schema, where))
+            parts.append(objects.object_node(self, normalize.object_keywords(schema, where), where))
         return ir.alt(*parts)
 
     def universe(self) -> ir.Node:

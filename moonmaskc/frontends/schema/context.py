@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from moonmaskc import ir
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError, UnsupportedError
@@ -32,6 +32,8 @@ from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.frontends.schema.policy import has_openapi_intent
 from moonmaskc.frontends.schema.refs import DocumentSource, RefResolver
 from moonmaskc.limits import Limits
+
+T = TypeVar("T")
 
 _OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
 
@@ -234,8 +236,9 @@ class Context:
     def openapi_keyword(self, keyword: str, where: str, meaning: str) -> None:
         self.warnings[f"OpenAPI keyword {keyword!r} at {where}: {meaning}"] = None
 
-    def attempt(self, keyword: str, where: str, build: Callable[[], ir.Node]) -> ir.Node | None:
-        """Run a keyword's builder; under lenient, a keyword that cannot be compiled is dropped."""
+    def attempt(self, keyword: str, where: str, build: Callable[[], T]) -> T | None:
+        """Run a keyword's builder (or checker); under lenient, a keyword that cannot be compiled
+        is dropped (None)."""
         try:
             return build()
         except (UnsupportedError, SourceError) as error:

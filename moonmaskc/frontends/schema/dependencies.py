@@ -1,7 +1,8 @@
 """Presence dependencies (``dependentRequired``, ``dependentSchemas``, draft-07 ``dependencies``)
 as a union of plain object schemas.
 
-Takes: a cleaned schema holding some of those keywords, and its JSON pointer. Hands on:
+Takes: a cleaned schema holding some of those keywords, and its JSON pointer; the keywords are read
+(and checked, the draft forms told apart) by ``normalize.presence_dependencies``. Hands on:
 ``dependency_branches``: schemas without them, each with the extra schemas (and their pointers)
 that it must also satisfy, whose union is exactly the original schema's language.
 
@@ -22,9 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from moonmaskc.errors import UnsupportedError
-from moonmaskc.frontends.schema.refs import pointer_child
+from moonmaskc.frontends.schema.normalize import DEPENDENCY_KEYWORDS, presence_dependencies
 
-KEYWORDS = ("dependentRequired", "dependentSchemas", "dependencies")
+KEYWORDS = DEPENDENCY_KEYWORDS
 MAX_DEPENDENCIES = 6
 
 Branch = tuple[dict[str, Any], list[tuple[Any, str]]]
@@ -36,7 +37,9 @@ def dependency_branches(schema: dict[str, Any], where: str) -> list[Branch]:
     base = {k: v for k, v in schema.items() if k not in KEYWORDS}
     branches: list[Branch] = [(base, [])]
     splitting = 0
-    for key, names, extra in _dependencies(schema, where):
+    for dependency in presence_dependencies(schema, where):
+        key, names = dependency.key, dependency.names
+        extra = None if dependency.schema is None else (dependency.schema.schema, dependency.schema.where)
         next_branches: list[Branch] = []
         for branch, extras in branches:
             required = branch.get("required", [])
@@ -62,23 +65,3 @@ def dependency_branches(schema: dict[str, Any], where: str) -> list[Branch]:
                 )
         branches = next_branches
     return branches
-
-
-def _dependencies(schema: dict[str, Any], where: str) -> list[tuple[str, list[str], tuple[Any, str] | None]]:
-    """(key, names required with it, schema conjoined with it and its pointer) per dependency."""
-    found: list[tuple[str, list[str], tuple[Any, str] | None]] = []
-    for keyword in KEYWORDS:
-        declared = schema.get(keyword, {})
-        if not isinstance(declared, dict):
-            raise UnsupportedError(f"keyword {keyword!r}", "must be an object", where=where)
-        for key, value in declared.items():
-            at = pointer_child(where, keyword, key)
-            if isinstance(value, list) and keyword != "dependentSchemas":
-                if not all(isinstance(name, str) for name in value):
-                    raise UnsupportedError(f"keyword {keyword!r}", "names must be strings", where=at)
-                found.append((key, list(value), None))
-            elif isinstance(value, (dict, bool)) and keyword != "dependentRequired":
-                found.append((key, [], (value, at)))
-            else:
-                raise UnsupportedError(f"keyword {keyword!r}", "not a list of names nor a schema", where=at)
-    return found

@@ -35,7 +35,10 @@ MAX_BOUND_DIGITS = 1000
 MINUS = ir.literal(b"-")
 
 
-def _as_decimal(value: NumberValue | None, keyword: str, where: str | None) -> Decimal | None:
+def as_decimal(value: NumberValue | None, keyword: str, where: str | None) -> Decimal | None:
+    """``value`` of ``keyword`` as an exact Decimal (a float by its repr, every zero as 0), None
+    without it; ``UnsupportedError`` unless it is a finite number of at most ``MAX_BOUND_DIGITS``
+    digits in plain decimal notation."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (Decimal, int, float)):
@@ -63,7 +66,7 @@ def _negated(value: Decimal) -> Decimal:
     return value.copy_negate() if not value.is_zero() else Decimal(0)
 
 
-def _lower(minimum: Decimal | None, exclusive_minimum: Decimal | None) -> Bound | None:
+def tighter_lower(minimum: Decimal | None, exclusive_minimum: Decimal | None) -> Bound | None:
     """The tighter of the two lower bounds (equal values: the exclusive one)."""
     candidates = []
     if minimum is not None:
@@ -75,7 +78,7 @@ def _lower(minimum: Decimal | None, exclusive_minimum: Decimal | None) -> Bound 
     return max(candidates, key=lambda b: (b.value, not b.inclusive))
 
 
-def _upper(maximum: Decimal | None, exclusive_maximum: Decimal | None) -> Bound | None:
+def tighter_upper(maximum: Decimal | None, exclusive_maximum: Decimal | None) -> Bound | None:
     """The tighter of the two upper bounds (equal values: the exclusive one)."""
     candidates = []
     if maximum is not None:
@@ -94,17 +97,18 @@ def _bounds(
     exclusive_maximum: NumberValue | None,
     where: str | None,
 ) -> tuple[Bound | None, Bound | None]:
-    low = _lower(
-        _as_decimal(minimum, "minimum", where), _as_decimal(exclusive_minimum, "exclusiveMinimum", where)
+    low = tighter_lower(
+        as_decimal(minimum, "minimum", where), as_decimal(exclusive_minimum, "exclusiveMinimum", where)
     )
-    high = _upper(
-        _as_decimal(maximum, "maximum", where), _as_decimal(exclusive_maximum, "exclusiveMaximum", where)
+    high = tighter_upper(
+        as_decimal(maximum, "maximum", where), as_decimal(exclusive_maximum, "exclusiveMaximum", where)
     )
     return low, high
 
 
-def _step(multiple_of: NumberValue | None, where: str | None) -> Decimal | None:
-    step = _as_decimal(multiple_of, "multipleOf", where)
+def positive_step(multiple_of: NumberValue | None, where: str | None) -> Decimal | None:
+    """``multipleOf`` as a Decimal (``as_decimal``), which must be greater than 0."""
+    step = as_decimal(multiple_of, "multipleOf", where)
     if step is not None and step <= 0:
         raise UnsupportedError(f"multipleOf value {multiple_of}", "must be greater than 0", where=where)
     return step
@@ -130,9 +134,12 @@ def integer_node(
     where: str | None = None,
 ) -> ir.Node:
     """Canonical integers ``-?(0|[1-9][0-9]*)`` (no ``-0``) within the bounds, multiples of the step."""
-    limits = limits or Limits()
     low, high = _bounds(minimum, maximum, exclusive_minimum, exclusive_maximum, where)
-    step = _step(multiple_of, where)
+    return integers_between(low, high, positive_step(multiple_of, where), limits or Limits())
+
+
+def integers_between(low: Bound | None, high: Bound | None, step: Decimal | None, limits: Limits) -> ir.Node:
+    """``integer_node`` for bounds and a step already checked (``as_decimal``, ``positive_step``)."""
     lowest = None if low is None else (math.ceil(low.value) if low.inclusive else math.floor(low.value) + 1)
     highest = (
         None if high is None else (math.floor(high.value) if high.inclusive else math.ceil(high.value) - 1)
@@ -158,9 +165,12 @@ def number_node(
     where: str | None = None,
 ) -> ir.Node:
     """Plain decimals ``-?(0|[1-9][0-9]*)(\\.[0-9]+)?`` (no ``-0``) within the bounds, exactly."""
-    limits = limits or Limits()
     low, high = _bounds(minimum, maximum, exclusive_minimum, exclusive_maximum, where)
-    step = _step(multiple_of, where)
+    return numbers_between(low, high, positive_step(multiple_of, where), limits or Limits())
+
+
+def numbers_between(low: Bound | None, high: Bound | None, step: Decimal | None, limits: Limits) -> ir.Node:
+    """``number_node`` for bounds and a step already checked (``as_decimal``, ``positive_step``)."""
     zero = Decimal(0)
     # Values >= 0, spelled without a sign.
     non_negative_low = low if low is not None and low.value >= 0 else Bound(zero, True)

@@ -1,24 +1,24 @@
 """Arrays: a schema's array keywords to the language of its arrays.
 
-Takes: a cleaned schema and the walk (``compiler.SchemaWalk``).
-Hands on: arrays whose elements follow ``prefixItems`` / ``items`` (or draft-07's ``items`` array
-and ``additionalItems``), within ``minItems`` / ``maxItems``; with ``contains`` (and
-``minContains`` / ``maxContains``) the elements are counted (``schema.contains``); with
+Takes: the schema's ``ArrayKeywords`` (``normalize.array_keywords``: draft-07's ``items`` array and
+``additionalItems`` already read as positions and the rest) and the walk (``compiler.SchemaWalk``).
+Hands on: arrays whose elements follow the positional schemas and then the rest's, within
+``minItems`` / ``maxItems``; with ``contains`` (and ``minContains`` / ``maxContains``) the
+elements are counted (``schema.contains``); with
 ``uniqueItems`` the arrays of distinct values are kept where the element language is finite and
 small (``schema.unique_items``), else the keyword is refused (dropped under lenient).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from moonmaskc import ir
 from moonmaskc.automata.product import difference, intersect
-from moonmaskc.frontends.schema.arguments import as_list, count
 from moonmaskc.frontends.schema.automata import is_empty_node
 from moonmaskc.frontends.schema.contains import counted_elements
-from moonmaskc.frontends.schema.refs import pointer_child
 from moonmaskc.frontends.schema.sequences import positional_elements
+from moonmaskc.frontends.schema.typed import ArrayKeywords, Subschema
 
 if TYPE_CHECKING:
     from moonmaskc.frontends.schema.compiler import SchemaWalk
@@ -27,41 +27,33 @@ if TYPE_CHECKING:
 ContainsRule = tuple[ir.Node | None, int, int | None]
 
 
-def array(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node:
-    """The arrays that ``schema`` accepts."""
+def array(walk: SchemaWalk, keywords: ArrayKeywords, where: str) -> ir.Node:
+    """The arrays that the array keywords of the schema at ``where`` accept."""
     ctx, automata = walk.ctx, walk.automata
-    items = schema.get("items")
-    if isinstance(items, list):
-        prefix_schemas, rest_schema, prefix_key = items, schema.get("additionalItems", True), "items"
-        rest_where = pointer_child(where, "additionalItems")
-    else:
-        prefix_schemas = as_list(schema.get("prefixItems", []), "prefixItems", where)
-        rest_schema, prefix_key = (True if items is None else items), "prefixItems"
-        rest_where = pointer_child(where, "items")
-    least = count(schema, "minItems", where) or 0
-    most = count(schema, "maxItems", where)
-    if most is not None and most < least:
+    if keywords.empty:
         return ir.NOTHING
+    least, most = keywords.min_items, keywords.max_items
     with ctx.deeper():
         if ctx.past_budget():
             return ir.NOTHING
         prefix = []
-        for i, p in enumerate(prefix_schemas):
+        for i, position in enumerate(keywords.prefix):
             if most is not None and i >= most:
                 break
-            prefix.append(automata.share(walk.node(p, pointer_child(where, prefix_key, i))))
+            prefix.append(automata.share(walk.node(position.schema, position.where)))
         rest = None
-        if rest_schema is not False and (most is None or most > len(prefix_schemas)):
-            rest = automata.share(walk.node(rest_schema, rest_where))
+        items = keywords.items
+        if items.schema is not False and (most is None or most > len(keywords.prefix)):
+            rest = automata.share(walk.node(items.schema, items.where))
             if is_empty_node(rest):
                 rest = None
-        rule = contains_rule(walk, schema, where) if "contains" in schema else None
+        rule = None if keywords.contains is None else contains_rule(walk, keywords, keywords.contains, where)
     content, may_be_empty = positional_elements(prefix, rest, walk.layout.comma, least, most)
     plain = walk.layout.wrap(b"[", content, b"]", may_be_empty)
     elements = [node for node in (*prefix, rest) if node is not None]
     if rule is not None:
         plain = containing(walk, plain, elements, rule)
-    if schema.get("uniqueItems") is True and not _at_most_one_item(schema) and elements:
+    if keywords.unique_items and elements:
         return unique(walk, plain, elements, most, where)
     return plain
 
@@ -101,24 +93,22 @@ def unique(
     return automata.derived("uniqueItems", pair, lambda: intersect(*pair, limits))
 
 
-def contains_rule(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ContainsRule:
-    """What ``contains`` asks of the elements: the language of the matching ones (None: every
-    element matches), minContains (default 1) and maxContains. An upper bound counts the
+def contains_rule(walk: SchemaWalk, keywords: ArrayKeywords, target: Subschema, where: str) -> ContainsRule:
+    """What ``contains`` (``target``) asks of the elements: the language of the matching ones
+    (None: every element matches), minContains and maxContains. An upper bound counts the
     elements that do not match, a complement within the array's elements, so like ``not`` it
     is refused (dropped under lenient) where the contains schema has objects of fixed key order
     or was cut by max_depth: a matching element outside the compiled language would go
     uncounted."""
     ctx, automata = walk.ctx, walk.automata
-    target, target_where = schema["contains"], pointer_child(where, "contains")
-    least = count(schema, "minContains", where)
-    least = 1 if least is None else least
-    most = count(schema, "maxContains", where)
-    if target is True or target == {}:
+    least, most = keywords.min_contains, keywords.max_contains
+    target_where = target.where
+    if target.schema is True or target.schema == {}:
         return None, least, most
     if most is None:
-        return automata.share(walk.node(target, target_where)), least, None
+        return automata.share(walk.node(target.schema, target_where)), least, None
     with ctx.bounded() as flags, ctx.signed(0):
-        wanted = automata.share(walk.node(target, target_where))
+        wanted = automata.share(walk.node(target.schema, target_where))
     if flags.ordered or flags.ref_cut or flags.depth_cut:
         why = "objects of a fixed key order" if flags.ordered else "parts cut by max_depth"
         ctx.refuse("maxContains", f"cannot count the other elements exactly: contains has {why}", where)
@@ -148,8 +138,3 @@ def containing(walk: SchemaWalk, plain: ir.Node, elements: list[ir.Node], rule: 
     content, may_be_empty = counted_elements(matching, other, layout.comma, least, most)
     counted = (automata.dfa(plain), automata.dfa(layout.wrap(b"[", content, b"]", may_be_empty)))
     return automata.derived("contains", counted, lambda: intersect(*counted, limits))
-
-
-def _at_most_one_item(schema: dict[str, Any]) -> bool:
-    most = schema.get("maxItems")
-    return isinstance(most, int) and not isinstance(most, bool) and most <= 1

@@ -1,11 +1,12 @@
 """Strings: a schema's string keywords to the language of its canonical quoted strings.
 
-Takes: a cleaned schema and the walk (``compiler.SchemaWalk``).
+Takes: the schema's ``StringKeywords`` (``normalize.string_keywords``) and the walk
+(``compiler.SchemaWalk``).
 Hands on: canonical JSON strings within ``minLength`` / ``maxLength``, in the language of a known
-``format`` (``schema.formats``; an unknown format name is an annotation) and matching ``pattern``
-(an ECMA regex searched anywhere in the decoded string), intersected as DFAs. A length bound that
-cannot fit ``--max-states`` fails early (strict) or is dropped (lenient); the states each length
-bound needs are recorded for the error a too-big DFA raises.
+``format`` (``schema.formats``; the normaliser has already set unknown names aside) and matching
+``pattern`` (an ECMA regex searched anywhere in the decoded string), intersected as DFAs. A length
+bound that cannot fit ``--max-states`` fails early (strict) or is dropped (lenient); the states
+each length bound needs are recorded for the error a too-big DFA raises.
 """
 
 from __future__ import annotations
@@ -17,24 +18,22 @@ from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.product import intersect
 from moonmaskc.errors import LimitError, UnsupportedError
 from moonmaskc.frontends.schema import canonical
-from moonmaskc.frontends.schema.arguments import count
 from moonmaskc.frontends.schema.automata import string_char_automaton
-from moonmaskc.frontends.schema.keywords import SPEC_FORMATS
 from moonmaskc.frontends.schema.refs import pointer_child
+from moonmaskc.frontends.schema.typed import StringKeywords
 from moonmaskc.limits import Limits
 
 if TYPE_CHECKING:
     from moonmaskc.frontends.schema.compiler import SchemaWalk
 
 
-def string(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node:
-    """The quoted canonical strings that ``schema`` accepts."""
-    ctx, automata = walk.ctx, walk.automata
-    least = count(schema, "minLength", where) or 0
-    most = count(schema, "maxLength", where)
-    if most is not None and most < least:
+def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
+    """The quoted canonical strings that the string keywords of the schema at ``where`` accept."""
+    automata = walk.automata
+    if keywords.empty:
         return ir.NOTHING
-    if "pattern" not in schema and "format" not in schema:  # those may bound the length lower
+    least, most = keywords.min_length, keywords.max_length
+    if keywords.length_only:  # a pattern or a format may bound the length lower
         if most is not None and not length_fits(walk, "maxLength", most, where):
             most = None
         if least and not length_fits(walk, "minLength", least, where):
@@ -44,22 +43,14 @@ def string(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node:
         body = canonical.STRING_BODY
     constraints: list[DFA] = []
     within_body = False  # whether constraints[0] is already inside the canonical STRING_BODY
-    if "format" in schema:
-        from moonmaskc.frontends.schema.formats import FORMATS, format_node, format_string_dfa
+    if keywords.format is not None:
+        from moonmaskc.frontends.schema.formats import format_string_dfa
 
-        name = str(schema["format"])
-        format_where = pointer_child(where, "format")
-        if name in FORMATS or name in SPEC_FORMATS:
-            known = ctx.attempt("format", format_where, lambda: format_node(name, where))
-        else:
-            ctx.unknown_format(name, format_where)
-            known = None
-        if known is not None:
-            constraints.append(format_string_dfa(name, walk.limits))
-            within_body = True
-    if "pattern" in schema:
-        pattern = schema["pattern"]
-        node = ctx.attempt(
+        constraints.append(format_string_dfa(keywords.format, walk.limits))
+        within_body = True
+    if keywords.pattern is not None:
+        pattern = keywords.pattern
+        node = walk.ctx.attempt(
             "pattern", pointer_child(where, "pattern"), lambda: pattern_node(pattern, walk.limits)
         )
         if node is not None:
