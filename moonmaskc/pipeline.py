@@ -273,11 +273,18 @@ def _lenient_rounds(
     """The front end's result and its DFA. A lenient schema compile whose automaton is past
     ``max_states`` drops the string length bounds that need the most states (``maxLength`` 32767
     is 458,000 states) with a warning each, and tries again: the language gets wider, as
-    ``--lenient`` promises for what cannot be compiled within the bounds."""
+    ``--lenient`` promises for what cannot be compiled within the bounds. When the bounds the front
+    end kept already need more states than ``max_states`` together (their states add up along a
+    document), the costliest are dropped before any automaton is built (``lenient_length_drops``)."""
     rounds = 0
     while True:
         try:
             result = run_frontend(kind, source, options)
+            early = lenient_length_drops(result.length_costs, options) if kind == "schema" else frozenset()
+            if early and rounds < LENIENT_LENGTH_ROUNDS:
+                options = dataclasses.replace(options, dropped_lengths=options.dropped_lengths | early)
+                rounds += 1
+                continue
             timings["frontend_s"] = time.perf_counter() - started
             dfa = _compile_dfa(result, options.limits)
             timings["dfa_s"] = time.perf_counter() - started - timings["frontend_s"]
@@ -288,6 +295,25 @@ def _lenient_rounds(
                 raise
             options = dataclasses.replace(options, dropped_lengths=options.dropped_lengths | more)
             rounds += 1
+
+
+def lenient_length_drops(costs: dict[str, int], options: CompileOptions) -> frozenset[str]:
+    """Under ``lenient``: the string length bounds (by pointer) to drop before building the DFA,
+    when those kept need more than ``max_states`` states together: the costliest first, until
+    the rest need at most half of it (the other half for the rest of the document). Nothing
+    when they fit, or in strict mode."""
+    limit = options.limits.max_states
+    total = sum(costs.values())
+    if not options.lenient or total <= limit:
+        return frozenset()
+    dropped: set[str] = set()
+    for pointer, states in sorted(costs.items(), key=lambda item: (-item[1], item[0])):
+        if total <= limit // 2:
+            break
+        if pointer not in options.dropped_lengths:
+            dropped.add(pointer)
+            total -= states
+    return frozenset(dropped)
 
 
 def _compile_dfa(result: FrontendResult, limits: Limits) -> DFA:

@@ -377,3 +377,57 @@ def test_a_subschema_that_is_not_a_schema_is_a_clear_error(schema: dict[str, obj
     with pytest.raises(UnsupportedError) as caught:
         compile_ir(compile_schema_ir(schema).node)
     assert pointer in str(caught.value)
+
+
+def test_lenient_drops_length_bounds_that_together_pass_the_bound_before_building_the_dfa() -> None:
+    """Thirty strings of at most 30 characters: each fits, together they need 30 x 421 states, far
+    past 3,000. The bounds go, costliest first, until the rest need at most half the bound: more
+    than the four error-driven rounds could drop (five each), and without building the DFA that
+    fails; the bounds kept are still enforced."""
+    import moonmaskc
+    from moonmaskc.pipeline import lenient_length_drops, make_options
+
+    properties = {f"p{i:02}": {"type": "string", "maxLength": 30 + i % 3} for i in range(30)}
+    schema = {"type": "object", "properties": properties}
+    with pytest.raises(LimitError):
+        moonmaskc.compile_schema(schema, max_states=3000, tokenizer=None)
+    result = compile_schema_ir(schema)
+    assert sum(result.length_costs.values()) > 3000
+    drops = lenient_length_drops(result.length_costs, make_options(max_states=3000, lenient=True))
+    kept = {pointer: states for pointer, states in result.length_costs.items() if pointer not in drops}
+    assert sum(kept.values()) <= 1500 < sum(kept.values()) + min(result.length_costs[p] for p in drops)
+    assert min(result.length_costs[p] for p in drops) >= max(kept.values())  # the costliest went
+    assert lenient_length_drops(result.length_costs, make_options(max_states=3000)) == frozenset()
+
+    artifact = moonmaskc.compile_schema(schema, max_states=3000, tokenizer=None, lenient=True)
+    warned = [w for w in artifact.metadata["warnings"] if "'maxLength'" in w]
+    assert len(warned) == len(drops) > 20
+    assert artifact.dfa.num_states <= 3000
+    kept_property = next(iter(kept)).split("/")[2]
+    assert not artifact.match(f'{{"{kept_property}":"{"x" * 40}"}}').accepted
+    dropped_property = next(iter(drops)).split("/")[2]
+    assert artifact.match(f'{{"{dropped_property}":"{"x" * 40}"}}').accepted
+
+
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [
+        ({"required": [["a"]]}, "#"),
+        ({"type": "object", "required": [1]}, "#"),
+        ({"allOf": [{"required": [{"a": 1}]}, {"properties": {"a": {}}}]}, "#/allOf/0"),
+        ({"not": {"required": [None]}}, "#/not"),
+        ({"oneOf": [{"required": [["x"]]}, {"required": ["a"]}]}, "#/oneOf/0"),
+        ({"properties": {"a": {"properties": {"b": {"required": [2]}}}}}, "#/properties/a/properties/b"),
+    ],
+)
+def test_required_names_that_are_not_strings_are_a_clear_error(schema: dict, where: str) -> None:
+    with pytest.raises(UnsupportedError) as caught:
+        compile_schema_ir(schema)
+    assert "'required'" in str(caught.value) and f"at {where}:" in str(caught.value)
+    assert "array of strings" in str(caught.value)
+
+
+def test_a_property_named_required_is_not_the_keyword() -> None:
+    schema = {"properties": {"required": {"type": "integer"}}, "required": ["required"]}
+    dfa = compile_ir(compile_schema_ir(schema).node)
+    assert dfa.accepts(b'{"required":1}') and not dfa.accepts(b"{}")

@@ -1,8 +1,10 @@
 """Front ends: regex, GBNF and JSON Schema sources, each parsed into the shared byte IR.
 
 Every front end hands on a ``FrontendResult``: the IR node plus ``notes`` (bounds applied and other
-facts that ``inspect`` shows, JSON-able) and ``warnings`` (for example keywords ignored under
-``--lenient``).
+facts that ``inspect`` shows, JSON-able), ``warnings`` (for example keywords ignored under
+``--lenient``) and, from the schema front end, ``length_costs``: the states each string length
+bound it kept needs, by the bound's JSON pointer (what a lenient compile drops first when the
+automaton would pass ``--max-states``).
 """
 
 from __future__ import annotations
@@ -18,3 +20,4 @@ class FrontendResult:
     node: ir.Node
     notes: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    length_costs: dict[str, int] = field(default_factory=dict)

@@ -38,6 +38,7 @@ from moonmaskc.frontends.schema.combinators.all_of import all_of
 from moonmaskc.frontends.schema.constants import ALL_TYPES
 from moonmaskc.frontends.schema.context import Context
 from moonmaskc.frontends.schema.diagnostics import (
+    costly_pointers,
     language_effect,
     lone_surrogate_error,
     lone_surrogate_pointer,
@@ -213,4 +214,6 @@ def _result(node: ir.Node, ctx: Context, whitespace: str) -> FrontendResult:
     costly = most_costly(ctx.string_costs)
     if costly:
         notes["string_length_states"] = costly
-    return FrontendResult(node=node, notes=notes, warnings=warnings)
+    return FrontendResult(
+        node=node, notes=notes, warnings=warnings, length_costs=costly_pointers(ctx.string_costs)
+    )

@@ -29,7 +29,7 @@ from moonmaskc import ir
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError, UnsupportedError
 from moonmaskc.frontends.schema.keywords import unknown_format_warning, unknown_keyword_warning
 from moonmaskc.frontends.schema.layout import Layout
-from moonmaskc.frontends.schema.policy import has_openapi_intent
+from moonmaskc.frontends.schema.policy import check_required_names, has_openapi_intent
 from moonmaskc.frontends.schema.refs import DocumentSource, RefResolver
 from moonmaskc.limits import Limits
 
@@ -176,6 +176,7 @@ class Context:
             DocumentSource(self.ref_roots),
         )
         self.openapi_document = has_openapi_intent(self.root)
+        check_required_names(self.root)
 
     @property
     def ref_depth(self) -> int:

@@ -3,13 +3,16 @@
 Takes: one schema object (a dict) with its JSON pointer, and the walk's ``Context``.
 Hands on: the schema without annotations (``clean``), after recording in the context a warning for
 each unknown, disabled or OpenAPI keyword and, for a keyword we refuse, an error (strict) or a
-dropped-keyword warning (lenient). ``has_openapi_intent`` tells whether a document is OpenAPI's.
+dropped-keyword warning (lenient). ``has_openapi_intent`` tells whether a document is OpenAPI's;
+``check_required_names`` refuses a document whose ``required`` arrays hold anything but strings
+(before any part of the walk reads them as key names).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema.keywords import (
     COMPILED,
     OPENAPI,
@@ -117,3 +120,36 @@ def has_openapi_intent(root: Any) -> bool:
             ):
                 stack.append(value)
     return False
+
+
+def check_required_names(root: Any) -> None:
+    """Raise ``UnsupportedError`` (keyword ``required``, its JSON pointer) when an array of
+    ``required`` in one of the document's schemas holds anything but strings: the combinators and
+    merges read those entries as key names, whatever schema they stand in. Other values of
+    ``required`` (draft-03's boolean) are left to the keyword policy. Iterative; the maps of named
+    subschemas are entered by their values only, and instance values (``enum``, ``const``,
+    ``default``, ``examples``) not at all."""
+    from moonmaskc.frontends.schema.refs import pointer_child
+
+    named = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+    stack: list[tuple[Any, str]] = [(root, "#")]
+    while stack:
+        schema, where = stack.pop()
+        if isinstance(schema, list):
+            stack.extend((item, f"{where}/{index}") for index, item in enumerate(schema))
+            continue
+        if not isinstance(schema, dict):
+            continue
+        required = schema.get("required")
+        if isinstance(required, list) and not all(isinstance(name, str) for name in required):
+            raise UnsupportedError(
+                "keyword 'required'", "must be an array of strings (property names)", where=where
+            )
+        for key, value in schema.items():
+            child = pointer_child(where, str(key))
+            if key in named and isinstance(value, dict):
+                stack.extend((item, pointer_child(child, str(name))) for name, item in value.items())
+            elif key not in ("enum", "const", "default", "examples", "required") and isinstance(
+                value, dict | list
+            ):
+                stack.append((value, child))

@@ -29,6 +29,7 @@ from urllib.parse import unquote, urljoin
 
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError, UnsupportedError
 from moonmaskc.frontends.schema.keywords import is_annotation
+from moonmaskc.frontends.schema.policy import check_required_names
 
 OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
 # How many other documents one compile may read (a bound on a closure of references).
@@ -145,6 +146,7 @@ class DocumentSource:
                 f"{path} (read for {uri} through {root}) holds a JSON {_json_kind(value)}, not a "
                 "JSON Schema (an object or a boolean)"
             )
+        check_required_names(value)
         return value
 
 
