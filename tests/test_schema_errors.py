@@ -431,3 +431,27 @@ def test_a_property_named_required_is_not_the_keyword() -> None:
     schema = {"properties": {"required": {"type": "integer"}}, "required": ["required"]}
     dfa = compile_ir(compile_schema_ir(schema).node)
     assert dfa.accepts(b'{"required":1}') and not dfa.accepts(b"{}")
+
+
+def test_lenient_drops_a_pattern_whose_automaton_passes_the_work_bound() -> None:
+    """Up to 50 words: the copies of ``\\S+\\s+`` overlap byte by byte once escaped (``\\\\n`` and
+    ``\\\\u0001`` share their first byte), so the estimate passes ``--max-work``: strict names the
+    bound, lenient drops the pattern with a warning and keeps the rest."""
+    import moonmaskc
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "pattern": "^(?:\\S+\\s+){0,49}\\S+$"},
+            "n": {"type": "integer", "maximum": 3},
+        },
+    }
+    with pytest.raises(LimitError) as caught:
+        moonmaskc.compile_schema(schema, tokenizer=None, max_work=2_000_000)
+    assert caught.value.bound == "max_work"
+    artifact = moonmaskc.compile_schema(schema, tokenizer=None, max_work=2_000_000, lenient=True)
+    warned = [w for w in artifact.metadata["warnings"] if w.startswith("ignored keyword 'pattern'")]
+    assert len(warned) == 1 and "#/properties/text" in warned[0] and "--max-work" in warned[0]
+    assert artifact.metadata["notes"]["language"].startswith("wider")
+    assert artifact.match('{"text":"  leading spaces"}').accepted  # the pattern is gone
+    assert not artifact.match('{"n":4}').accepted  # the rest is kept

@@ -250,6 +250,18 @@ class Context:
             self.refuse(keyword, reason, where)
             return None
 
+    def within_bounds(self, keyword: str, where: str, build: Callable[[], T]) -> T | None:
+        """Run the builder of a keyword's automaton; under lenient, a keyword whose automaton
+        passes a bound (``--max-states``, ``--max-work``) is dropped with a warning naming the
+        bound (None). Strict: the ``LimitError`` itself."""
+        try:
+            return build()
+        except LimitError as error:
+            if not self.lenient:
+                raise
+            self.drop(f"ignored keyword {keyword!r} at {where}: its automaton is past a bound: {error}")
+            return None
+
     # ------------------------------------------------------------------ where the walk is
 
     @contextmanager

@@ -54,7 +54,10 @@ def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
             "pattern", pointer_child(where, "pattern"), lambda: pattern_node(pattern, walk.limits)
         )
         if node is not None:
-            constraints.append(automata.dfa(node))
+            pattern_where = pointer_child(where, "pattern")
+            found = walk.ctx.within_bounds("pattern", pattern_where, lambda: automata.dfa(node))
+            if found is not None:
+                constraints.append(found)
     if not constraints:
         return canonical.quoted(body)
     if within_body and body is canonical.STRING_BODY:
