@@ -277,10 +277,12 @@ def _lenient_rounds(
     end kept already need more states than ``max_states`` together (their states add up along a
     document), the costliest are dropped before any automaton is built (``lenient_length_drops``)."""
     rounds = 0
+    costs: dict[str, int] = {}  # the length bounds of the last front end run that got through
     while True:
         try:
             result = run_frontend(kind, source, options)
-            early = lenient_length_drops(result.length_costs, options) if kind == "schema" else frozenset()
+            costs = result.length_costs
+            early = lenient_length_drops(costs, options) if kind == "schema" else frozenset()
             if early and rounds < LENIENT_LENGTH_ROUNDS:
                 options = dataclasses.replace(options, dropped_lengths=options.dropped_lengths | early)
                 rounds += 1
@@ -290,11 +292,25 @@ def _lenient_rounds(
             timings["dfa_s"] = time.perf_counter() - started - timings["frontend_s"]
             return result, dfa
         except LimitError as error:
-            more = set(error.costly) - options.dropped_lengths
+            # The costliest of the bounds the error names (or, past the front end, that it kept):
+            # 5, then 10, 20, 40 a round.
+            named = {**costs, **error.costly} if error.costly else {}
+            more = set(_costliest(named, options.dropped_lengths, LENIENT_ROUND_DROPS << rounds))
             if kind != "schema" or not options.lenient or not more or rounds == LENIENT_LENGTH_ROUNDS:
                 raise
             options = dataclasses.replace(options, dropped_lengths=options.dropped_lengths | more)
             rounds += 1
+
+
+LENIENT_ROUND_DROPS = 5
+COSTLY_LENGTH_STATES = 1000
+"""Length bounds below this many states are never dropped by a lenient round."""
+
+
+def _costliest(costs: dict[str, int], dropped: frozenset[str], count: int) -> list[str]:
+    """The ``count`` costliest length bounds not dropped yet (at least ``COSTLY_LENGTH_STATES``)."""
+    ranked = sorted(costs.items(), key=lambda item: (-item[1], item[0]))
+    return [p for p, states in ranked if states >= COSTLY_LENGTH_STATES and p not in dropped][:count]
 
 
 def lenient_length_drops(costs: dict[str, int], options: CompileOptions) -> frozenset[str]:

@@ -455,3 +455,25 @@ def test_lenient_drops_a_pattern_whose_automaton_passes_the_work_bound() -> None
     assert artifact.metadata["notes"]["language"].startswith("wider")
     assert artifact.match('{"text":"  leading spaces"}').accepted  # the pattern is gone
     assert not artifact.match('{"n":4}').accepted  # the rest is kept
+
+
+def test_lenient_drops_item_counts_whose_copies_pass_the_bound() -> None:
+    """``maxItems: 1000`` copies an object's automaton a thousand times, past the NFA bound of
+    ``--max-states 5000``: strict names the bound; lenient drops the count (a warning, the
+    language wider) and keeps the items' own keywords."""
+    import moonmaskc
+
+    name = {"type": "string", "maxLength": 20}
+    item = {"type": "object", "properties": {"name": name}, "required": ["name"]}
+    schema = {"type": "array", "items": item, "minItems": 2, "maxItems": 1000}
+    with pytest.raises(LimitError) as caught:
+        moonmaskc.compile_schema(schema, tokenizer=None, max_states=5000)
+    assert caught.value.bound == "max_states"
+    artifact = moonmaskc.compile_schema(schema, tokenizer=None, max_states=5000, lenient=True)
+    warned = [w for w in artifact.metadata["warnings"] if "Items" in w]
+    expected = ["ignored keyword 'minItems' at #", "ignored keyword 'maxItems' at #"]
+    assert [w.split(":")[0] for w in warned] == expected
+    one = '{"name":"a"}'
+    assert artifact.match("[" + ",".join([one] * 1001) + "]").accepted  # maxItems dropped
+    assert artifact.match("[]").accepted  # minItems dropped too
+    assert not artifact.match('[{"name":"' + "x" * 21 + '"}]').accepted  # the items' keywords kept

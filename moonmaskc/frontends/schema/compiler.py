@@ -188,7 +188,7 @@ def compile_schema_ir(
     except UnicodeEncodeError:
         raise lone_surrogate_error(schema) from None
     except LimitError as error:  # an automaton built during the walk (a product, say) grew too big
-        raise with_costly_strings(error, most_costly(ctx.string_costs)) from None
+        raise with_costly_strings(error, ctx.string_costs) from None
     return _result(node, ctx, whitespace)
 
 

@@ -84,15 +84,18 @@ def costly_pointers(costly: dict[str, int]) -> dict[str, int]:
 
 def with_costly_strings(error: LimitError, costly: dict[str, int]) -> LimitError:
     """``error`` itself, or when it is the state bound and ``costly`` (length keyword and pointer
-    -> states it needs) names strings, the same error listing them, most costly first: a schema's
-    long strings are where its states usually go."""
-    if error.bound != "max_states" or not costly:
+    -> states it needs) names strings, the same error listing the most costly few (most costly
+    first: a schema's long strings are where its states usually go), with every one of at least
+    ``COSTLY_STRING_STATES`` in its ``costly`` (by pointer), for lenient rounds to drop from."""
+    top = most_costly(costly)
+    if error.bound != "max_states" or not top:
         return error
-    listed = "; ".join(f"{where} (at least {states} states)" for where, states in costly.items())
+    listed = "; ".join(f"{where} (at least {states} states)" for where, states in top.items())
+    every = {label: states for label, states in costly.items() if states >= COSTLY_STRING_STATES}
     return LimitError(
         error.bound,
         error.limit,
         f"{error.message}; the length bounds that need the most states: {listed}",
         error.flag,
-        costly_pointers(costly),
+        costly_pointers(every),
     )

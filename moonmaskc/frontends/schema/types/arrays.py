@@ -6,7 +6,9 @@ Hands on: arrays whose elements follow the positional schemas and then the rest'
 ``minItems`` / ``maxItems``; with ``contains`` (and ``minContains`` / ``maxContains``) the
 elements are counted (``schema.contains``); with
 ``uniqueItems`` the arrays of distinct values are kept where the element language is finite and
-small (``schema.unique_items``), else the keyword is refused (dropped under lenient).
+small (``schema.unique_items``), else the keyword is refused (dropped under lenient). Under
+lenient, item counts whose copies of the elements' automaton would pass the work bound are dropped
+with a warning (the language wider).
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from typing import TYPE_CHECKING
 
 from moonmaskc import ir
 from moonmaskc.automata.product import difference, intersect
+from moonmaskc.errors import LimitError
 from moonmaskc.frontends.schema.automata import is_empty_node
 from moonmaskc.frontends.schema.contains import counted_elements
 from moonmaskc.frontends.schema.sequences import positional_elements
 from moonmaskc.frontends.schema.typed import ArrayKeywords, Subschema
+from moonmaskc.frontends.work import check_work
+from moonmaskc.limits import Limits
 
 if TYPE_CHECKING:
     from moonmaskc.frontends.schema.compiler import SchemaWalk
@@ -49,6 +54,16 @@ def array(walk: SchemaWalk, keywords: ArrayKeywords, where: str) -> ir.Node:
                 rest = None
         rule = None if keywords.contains is None else contains_rule(walk, keywords, keywords.contains, where)
     content, may_be_empty = positional_elements(prefix, rest, walk.layout.comma, least, most)
+    counted = least > 1 or most is not None
+    if ctx.lenient and rest is not None and counted and not fits(content, walk.limits):
+        for keyword, value in (("minItems", least if least > 1 else None), ("maxItems", most)):
+            if value is not None:
+                ctx.drop(
+                    f"ignored keyword {keyword!r} at {where}: {keyword} {value} copies the items' "
+                    f"automaton past --max-states / --max-work (raise them to keep it)"
+                )
+        least, most = 0, None
+        content, may_be_empty = positional_elements(prefix, rest, walk.layout.comma, 0, None)
     plain = walk.layout.wrap(b"[", content, b"]", may_be_empty)
     elements = [node for node in (*prefix, rest) if node is not None]
     if rule is not None:
@@ -56,6 +71,16 @@ def array(walk: SchemaWalk, keywords: ArrayKeywords, where: str) -> ir.Node:
     if keywords.unique_items and elements:
         return unique(walk, plain, elements, most, where)
     return plain
+
+
+def fits(node: ir.Node, limits: Limits) -> bool:
+    """Whether ``node`` passes the work bound's estimate (``frontends.work``): its NFA within
+    ``--max-states`` x 8 and its subset construction within ``--max-work``."""
+    try:
+        check_work(node, limits)
+    except LimitError:
+        return False
+    return True
 
 
 def unique(
