@@ -70,7 +70,7 @@ def main() -> None:
             )
             table = artifact.token_table
             assert table is not None
-            row.update(outcome="ok", states=artifact.dfa.num_states, classes=int(table.class_next.shape[1]))
+            row.update(outcome="ok", states=artifact.dfa.num_states, classes=table.num_classes)
         except MoonmaskError as error:
             row.update(outcome="refused", reason=str(error).splitlines()[0][:80])
         except _TimedOut:

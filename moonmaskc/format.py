@@ -7,11 +7,16 @@ package, and, reading back, an ``ArtifactFile`` that serves each array on first 
 - arrays that serving reads at once (scalars, the mask rows as deltas, the row of each state,
   the token classes, acceptance and distances) are stored uncompressed and read as read-only
   views of a memory map of the file: loading costs what parsing the zip directory costs;
-- the large arrays that only some calls need (the next-state table, the DFA's transition table,
-  the token bytes) are deflated and inflated on first use.
+- the large arrays that only some calls need (the next states, the DFA's transition table, the
+  token bytes) are deflated and inflated on first use.
 
-Every array is checked before it is used: its dtype, shape and value range (``check_arrays``
-for the cheap checks at load, the per-array checks when a deflated array is first inflated).
+Version 3 stores the next states compactly (``NEXT_ARRAYS``: each mask row's allowed classes, and
+each state's next states in that order; ``moonmaskc.next_table``); versions 1 and 2 stored a dense
+``[states, classes]`` table (``DENSE_NEXT_ARRAY``), which readers convert to the compact form.
+
+Every array is checked before it is used: its dtype, shape and value range (``ArrayChecker``
+for the cheap checks at load, the per-array checks when a deflated array is first inflated; the
+next states as a whole by ``check_next_arrays``, the mask deltas by ``check_mask_arrays``).
 Declared sizes are bounded before anything is allocated (``max_bytes``, the ``--max-artifact-bytes``
 flag). A file that fails a check is an ``ArtifactError`` that names the file and the array.
 
@@ -42,8 +47,8 @@ import numpy as np
 from moonmaskc.errors import ArtifactError
 
 FORMAT_NAME = "moonmaskc-artifact"
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 DEFAULT_MAX_BYTES = 1 << 31  # per array, declared (uncompressed) size; --max-artifact-bytes
 MAX_DELTA_DEPTH = 8
 DELTA_WINDOW = 32
@@ -58,7 +63,10 @@ MASK_ARRAYS = (
     "tokens_mask_delta_index",
     "tokens_mask_delta_value",
 )
-TABLE_ARRAYS = ("tokens_state_row", "tokens_token_class", "tokens_class_next", *MASK_ARRAYS)
+NEXT_ARRAYS = ("tokens_row_class_offsets", "tokens_row_classes", "tokens_next_offsets", "tokens_next")
+DENSE_NEXT_ARRAY = "tokens_class_next"  # versions 1 and 2: the dense [states, classes] table
+TABLE_ARRAYS = ("tokens_state_row", "tokens_token_class", *NEXT_ARRAYS, *MASK_ARRAYS)
+V2_TABLE_ARRAYS = ("tokens_state_row", "tokens_token_class", DENSE_NEXT_ARRAY, *MASK_ARRAYS)
 OPTIONAL_TABLE_ARRAYS = ("tokens_eos_steps",)
 VOCAB_ARRAYS = (
     "vocab_name",
@@ -70,7 +78,15 @@ VOCAB_ARRAYS = (
     "vocab_token_bytes",
 )
 DEFLATED_ARRAYS = frozenset(
-    {"dfa_transitions", "dfa_byte_class", "tokens_class_next", "vocab_token_lengths", "vocab_token_bytes"}
+    {
+        "dfa_transitions",
+        "dfa_byte_class",
+        "tokens_row_classes",
+        "tokens_next_offsets",
+        "tokens_next",
+        "vocab_token_lengths",
+        "vocab_token_bytes",
+    }
 )
 V1_MASK_ARRAY = "tokens_mask_rows"
 _NPY_MAGIC = b"\x93NUMPY"
@@ -128,7 +144,7 @@ def _current_umask() -> int:
 class ArtifactFile(Mapping[str, np.ndarray]):
     """The arrays of an artifact file, each read (and checked) on first use; a read-only mapping.
 
-    Version 2 files are memory-mapped; version 1 files (all arrays deflated) are read with
+    Version 2 and 3 files are memory-mapped; version 1 files (all arrays deflated) are read with
     ``numpy.load``. ``metadata`` is the parsed JSON object."""
 
     def __init__(self, path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> None:
@@ -443,6 +459,47 @@ def check_mask_arrays(arrays: Mapping[str, np.ndarray], rows: int, words: int, w
     depth = _delta_depths(base)
     if rows and int(depth.max()) > MAX_DELTA_DEPTH:
         raise check.fail("tokens_mask_base", f"chains rows more than {MAX_DELTA_DEPTH} deep")
+
+
+def check_next_arrays(
+    arrays: Mapping[str, np.ndarray], state_row: np.ndarray, rows: int, classes: int, where: str
+) -> None:
+    """The compact next states (``NEXT_ARRAYS``) of a table whose ``state_row`` (checked: values
+    below ``rows``, the dead state 0 on row 0) is given and whose tokens fall in ``classes``
+    classes: row class offsets rise from 0 to the number of row classes; each row's classes are
+    ascending, in ``1:classes`` (class 0 is never allowed) and the dead state's row 0 has none;
+    each state has as many next states as its row has classes; every next state lies in
+    ``1:states``. ``ArtifactError`` naming the array otherwise."""
+    check = ArrayChecker(where)
+    states = len(state_row)
+    row_offsets = check.array(
+        "tokens_row_class_offsets", arrays["tokens_row_class_offsets"], "i", (rows + 1,), 0, None
+    )
+    if int(row_offsets[0]) != 0 or bool(np.any(row_offsets[1:] < row_offsets[:-1])):
+        raise check.fail("tokens_row_class_offsets", "must rise from 0")
+    total = int(row_offsets[-1])
+    row_classes = check.array(
+        "tokens_row_classes", arrays["tokens_row_classes"], "iu", (total,), 1, max(classes, 1)
+    )
+    if rows and int(row_offsets[1]) != 0:
+        raise check.fail("tokens_row_class_offsets", "gives the dead state's row 0 some classes")
+    if total > 1:
+        rising = row_classes[1:].astype(np.int64) > row_classes[:-1]
+        starts = row_offsets[1:-1]
+        rising[starts[(starts > 0) & (starts < total)] - 1] = True  # a new row may start lower
+        if not rising.all():
+            raise check.fail("tokens_row_classes", "lists a row's classes out of ascending order")
+    next_offsets = check.array(
+        "tokens_next_offsets", arrays["tokens_next_offsets"], "i", (states + 1,), 0, None
+    )  # (no value below 0: the differences below cannot wrap around)
+    counts = np.diff(row_offsets)
+    if int(next_offsets[0]) != 0 or not np.array_equal(
+        np.diff(next_offsets), counts[np.asarray(state_row, dtype=np.intp)]
+    ):
+        raise check.fail(
+            "tokens_next_offsets", "does not give every state as many next states as its row has classes"
+        )
+    check.array("tokens_next", arrays["tokens_next"], "iu", (int(next_offsets[-1]),), 1, max(states, 1))
 
 
 # ---------------------------------------------------------------------------------------------

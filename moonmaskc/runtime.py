@@ -26,6 +26,7 @@ import numpy as np
 
 from moonmaskc.errors import ArtifactError, RuntimeInputError, VocabularyError
 from moonmaskc.format import DEFAULT_MAX_BYTES, ArrayChecker, ArtifactFile
+from moonmaskc.next_table import NextTable
 from moonmaskc.runtime_budget import BudgetRule
 from moonmaskc.runtime_sampling import MonkeyResult, choose_uniform
 from moonmaskc.runtime_table import ServingTable
@@ -83,8 +84,12 @@ class Guide:
         return _read_only(self.table.token_class)
 
     @cached_property
-    def _class_next(self) -> np.ndarray:
-        return _read_only(self.table.class_next)
+    def _next(self) -> NextTable:
+        return self.table.next_table
+
+    @cached_property
+    def _following(self) -> Callable[[int, int], int]:
+        return self._next.following  # bound once: ``advance`` calls it every step
 
     @cached_property
     def _token_ends(self) -> np.ndarray:
@@ -215,14 +220,16 @@ class Guide:
         return str(self.table.vocab_arrays["vocab_name"])
 
     def warm(self) -> Guide:
-        """Build now what steps would otherwise build on first use (every mask row, the next-state
-        table), so that every later fill is one row copy and every step one lookup. A load serves
-        its first mask without it; call it once the first mask is out, off the critical path
-        (about a millisecond for GPT-2 tables). Returns the guide."""
+        """Build now what steps would otherwise build on first use (every mask row, the next
+        states and each row's class ranks, within ``moonmaskc.next_table.RANK_CELLS``), so that
+        every later fill is one row copy and every step a few lookups. A load serves its first
+        mask without it; call it once the first mask is out, off the critical path (about a
+        millisecond for GPT-2 tables). Returns the guide."""
         warm = getattr(self.table, "warm", None)
         if warm is not None:
             warm()
-        _ = self._class_next, self._token_class
+        _ = self._token_class
+        self._next.warm()
         if self._copy_row is not None:
             rows = self.table.mask_rows
             self._state_masks = [rows[row] for row in self._state_rows]
@@ -251,7 +258,7 @@ class Guide:
         if rule is None:
             try:
                 rule = BudgetRule(
-                    self._class_next,
+                    self._next,
                     self._token_class,
                     self._accepting,
                     self._eos,
@@ -401,7 +408,7 @@ class Guide:
             raise RuntimeInputError(f"a token must be an int id, not {type(token).__name__}")
         if not 0 <= token < self._vocab_size:
             raise RuntimeInputError(f"token {token} is outside the vocabulary (0..{self._vocab_size - 1})")
-        following: int = self._class_next.item(state, self._token_class.item(token))
+        following = self._following(state, self._token_class.item(token))
         return following if following else None
 
     def is_accept(self, state: int) -> bool:
@@ -414,7 +421,7 @@ class Guide:
     def decreasing(self, state: int) -> np.ndarray:
         """Allowed tokens (never eos) whose next state is strictly closer to acceptance."""
         state = self._state(state)
-        following = self._class_next[state]
+        following = self._next.dense_row(state)
         closer = (following != 0) & (self._distance[following] < self._distance[state])
         ids = np.flatnonzero(closer[self._token_class]).astype(np.int32)
         return ids[ids != self._eos]

@@ -2,14 +2,15 @@
 
 Takes: an ``ArtifactFile`` (``moonmaskc.format``). Hands on: a ``ServingTable`` with the read
 interface of ``TokenTable`` that ``Guide`` uses (``mask_rows[row]``, ``state_row``,
-``token_class``, ``class_next``, ``allowed``, the vocabulary facts), where
-- the row of each state, the token classes and the delta-coded mask rows are memory-mapped, and a
-  mask row is built the first time a state uses it;
-- the next-state table and the token bytes are inflated the first time a step or a decode needs
-  them, and checked then.
+``token_class``, ``next_table``, ``allowed``, the vocabulary facts), where
+- the row of each state, the token classes, the delta-coded mask rows and the classes of each
+  row are memory-mapped, and a mask row is built the first time a state uses it;
+- the next states (``moonmaskc.next_table.NextTable``) and the token bytes are inflated the first
+  time a step or a decode needs them, and checked then (``check_next_arrays``). A version 1 or 2
+  file's dense ``tokens_class_next`` is checked and converted to the compact form then.
 
-``check`` at construction is cheap and vectorised over what a first mask needs; ``verify`` is the
-deep check (every row against the next-state table), for ``moonmaskc inspect --verify``.
+The checks at construction are cheap and vectorised over what a first mask needs; ``verify`` is
+the deep check (every mask row against the classes its row allows), for ``moonmaskc inspect --verify``.
 
 Only numpy and the standard library are imported here.
 """
@@ -23,14 +24,18 @@ import numpy as np
 
 from moonmaskc.errors import ArtifactError
 from moonmaskc.format import (
+    DENSE_NEXT_ARRAY,
     MASK_ARRAYS,
     TABLE_ARRAYS,
+    V2_TABLE_ARRAYS,
     VOCAB_ARRAYS,
     ArrayChecker,
     ArtifactFile,
     MaskRows,
     check_mask_arrays,
+    check_next_arrays,
 )
+from moonmaskc.next_table import NextTable
 from moonmaskc.runtime_budget import verify_eos_steps
 
 ALLOWED_ROWS_CACHED = 256
@@ -42,7 +47,9 @@ class ServingTable:
     def __init__(self, arrays: ArtifactFile) -> None:
         self.arrays = arrays
         where = str(arrays.path)
-        missing = [name for name in (*TABLE_ARRAYS, *VOCAB_ARRAYS) if name not in arrays]
+        self.dense = arrays.version < 3  # versions 1 and 2: a dense next-state table
+        needed = V2_TABLE_ARRAYS if self.dense else TABLE_ARRAYS
+        missing = [name for name in (*needed, *VOCAB_ARRAYS) if name not in arrays]
         if missing:
             raise ArtifactError(f"{where} lacks the token-table arrays {', '.join(missing)}")
         check = ArrayChecker(where)
@@ -71,35 +78,52 @@ class ServingTable:
 
     @cached_property
     def num_classes(self) -> int:
-        shape = self.arrays.declared_shape("tokens_class_next")
-        if shape[:1] != (self.num_states,) or len(shape) != 2 or shape[1] < 1:
-            raise self._check.fail("tokens_class_next", f"has shape {shape}, expected [states, classes]")
-        return shape[1]
+        """The dense table's width (versions 1 and 2); else one more than the largest token class
+        (every class but 0 holds a token), at most ``vocab_size + 1``."""
+        if self.dense:
+            shape = self.arrays.declared_shape(DENSE_NEXT_ARRAY)
+            if shape[:1] != (self.num_states,) or len(shape) != 2 or shape[1] < 1:
+                raise self._check.fail(DENSE_NEXT_ARRAY, f"has shape {shape}, expected [states, classes]")
+            return shape[1]
+        return int(self.token_class.max()) + 1
 
     @cached_property
     def token_class(self) -> np.ndarray:
+        high = self.num_classes if self.dense else self.vocab_size + 1
         return self._check.array(
-            "tokens_token_class",
-            self.arrays["tokens_token_class"],
-            "iu",
-            (self.vocab_size,),
-            0,
-            self.num_classes,
+            "tokens_token_class", self.arrays["tokens_token_class"], "iu", (self.vocab_size,), 0, high
         )
 
     @cached_property
-    def class_next(self) -> np.ndarray:
-        table = self._check.array(
-            "tokens_class_next",
-            self.arrays["tokens_class_next"],
-            "iu",
-            (self.num_states, self.num_classes),
-            0,
-            max(self.num_states, 1),
+    def next_table(self) -> NextTable:
+        """The next states, read, checked and (from a dense table) converted on first use."""
+        rows, classes = self.num_rows, self.num_classes
+        if self.dense:
+            table = self._check.array(
+                DENSE_NEXT_ARRAY,
+                self.arrays[DENSE_NEXT_ARRAY],
+                "iu",
+                (self.num_states, classes),
+                0,
+                max(self.num_states, 1),
+            )
+            if table.size and (table[0].any() or table[:, 0].any()):
+                raise self._check.fail(DENSE_NEXT_ARRAY, "lets the dead state or class 0 lead somewhere")
+            try:
+                return NextTable.from_dense(table, self.state_row, rows)
+            except ValueError as error:
+                raise self._check.fail(
+                    "tokens_state_row", f"disagrees with {DENSE_NEXT_ARRAY} ({error})"
+                ) from None
+        check_next_arrays(self.arrays, self.state_row, rows, classes, str(self.arrays.path))
+        return NextTable(
+            self.state_row,
+            self.arrays["tokens_row_class_offsets"],
+            self.arrays["tokens_row_classes"],
+            self.arrays["tokens_next_offsets"],
+            self.arrays["tokens_next"],
+            classes,
         )
-        if table.size and (table[0].any() or table[:, 0].any()):
-            raise self._check.fail("tokens_class_next", "lets the dead state or class 0 lead somewhere")
-        return table
 
     @cached_property
     def eos_steps(self) -> np.ndarray | None:
@@ -110,9 +134,11 @@ class ServingTable:
         )
 
     def warm(self) -> None:
-        """Read and build everything a step may need (mask rows, token classes, next states)."""
+        """Read and build everything a step may need (mask rows, token classes, next states and
+        their rank arrays)."""
         self.mask_rows.warm()
-        _ = self.token_class, self.class_next
+        _ = self.token_class
+        self.next_table.warm()
 
     def allowed(self, state: int) -> np.ndarray:
         """Sorted int32 ids of the tokens allowed in ``state`` (read-only, cached per row)."""
@@ -128,33 +154,32 @@ class ServingTable:
         return ids
 
     def verify(self) -> None:
-        """The deep check: every mask row holds exactly the tokens whose class leads its states
-        somewhere, and the states sharing a row allow the same classes (``ArtifactError``)."""
-        allowed_classes = self.class_next != 0
+        """The deep check: every mask row holds exactly the tokens of the classes its row allows,
+        every row belongs to some state and allows only classes that hold a token, and the stored
+        eos steps are exact (``ArtifactError``)."""
+        table = self.next_table
         masks = self.mask_rows.full()
         rows = len(masks)
-        _, first_state = np.unique(self.state_row, return_index=True)
-        if len(first_state) != rows:
+        if np.any(np.bincount(self.state_row, minlength=rows) == 0):
             raise self._check.fail("tokens_state_row", "leaves some mask rows to no state")
-        row_classes = allowed_classes[first_state]
-        if not np.array_equal(
-            np.packbits(allowed_classes, axis=1), np.packbits(row_classes, axis=1)[self.state_row]
-        ):
-            raise self._check.fail("tokens_state_row", "joins states that allow different tokens")
+        holds_token = np.bincount(np.asarray(self.token_class, dtype=np.intp), minlength=self.num_classes) > 0
+        if not holds_token[table.row_classes].all():
+            name = DENSE_NEXT_ARRAY if self.dense else "tokens_row_classes"
+            raise self._check.fail(name, "lets a row allow a class that holds no token")
+        row_classes = table.row_allowed()
         words = masks.shape[1]
         padded = np.zeros((rows, words * 32), dtype=bool)
         padded[:, : self.vocab_size] = row_classes[:, self.token_class]
         expected = np.packbits(padded, axis=1, bitorder="little").view("<u4").reshape(rows, words)
         if self.eos_steps is not None:
-            eos_class = int(self.token_class[self.eos_id])
-            accepting = self.class_next[:, eos_class] != 0
+            accepting = table.allows_class(int(self.token_class[self.eos_id]))
             try:
-                verify_eos_steps(self.eos_steps, self.class_next, self.token_class, accepting, self.eos_id)
+                verify_eos_steps(self.eos_steps, table, self.token_class, accepting, self.eos_id)
             except ValueError as error:
                 raise self._check.fail("tokens_eos_steps", f"is wrong ({error})") from None
         if not np.array_equal(expected, masks):
             raise self._check.fail(
-                "tokens_mask_delta_value", "gives masks that disagree with the next states"
+                "tokens_mask_delta_value", "gives masks that disagree with the classes of the rows"
             )
 
 

@@ -4,9 +4,11 @@ Takes: a ``DFA`` (dead state 0), the ``ByteTrie`` of a vocabulary and its eos id
 ``TokenClasses``, where
 - ``token_class[t]`` is the class of token ``t``; class 0 holds the tokens that never keep the DFA
   alive (special and empty tokens, and tokens that die from every state);
-- ``class_next[s, c]`` is the state that any token of class ``c`` leads to from state ``s`` (0 when
-  the token is not allowed there). Columns are pairwise distinct: two tokens share a class exactly
-  when they lead every state to the same place. eos leads an accepting state to itself.
+- ``next_table`` (a ``moonmaskc.next_table.NextTable``) gives, for every state, its row (the
+  distinct set of classes it allows, rows numbered by their first state), and the state each of
+  those classes leads to, in ascending class order: what a dense ``class_next[s, c]`` (0 when not
+  allowed) would hold, without its zeros. Two tokens share a class exactly when they lead every
+  state to the same place. eos leads an accepting state to itself.
 
 How: every trie node (a byte prefix ``p``) has a state map ``s -> delta*(s, p)``. A child's map is
 its parent's map followed by one byte class, so the maps are computed level by level, once per
@@ -17,9 +19,11 @@ distinct maps, so the work is about ``states x distinct pairs`` rather than ``st
 The same composition runs in C when the native core is built (``moonmaskc.automata._native.token_walk``,
 imported lazily through ``moonmaskc.automata.native``, which needs only the standard library); every
 array is checked here before it goes there. There each map is kept sparse (the states it keeps alive
-and their targets), so a composition costs its parent's support rather than every state, and
-``class_next`` is written in its final [states, classes] layout (no transpose here). Otherwise only
-numpy is imported here (plus ``moonmaskc.errors`` for the size bound and malformed inputs).
+and their targets), so a composition costs its parent's support rather than every state, and the
+compact table is written from the maps directly (each state's classes deduplicated into rows by
+hashing, in C): no [states, classes] array on that path. The numpy path builds the dense table and
+converts it (``NextTable.from_dense``); both give the same arrays. Otherwise only numpy is
+imported here (plus ``moonmaskc.errors`` for the size bound and malformed inputs).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import numpy as np
 from moonmaskc.automata.native import native
 from moonmaskc.errors import LimitError, MalformedArraysError
 from moonmaskc.limits import DEFAULT_MAX_TABLE_CELLS
+from moonmaskc.next_table import NextTable, state_dtype
 
 if TYPE_CHECKING:
     from moonmaskc.automata.dfa import DFA
@@ -49,16 +54,11 @@ IDENTITY_MAP = 1
 @dataclass(frozen=True, eq=False)
 class TokenClasses:
     token_class: np.ndarray  # uint16 or int32 [vocab_size]
-    class_next: np.ndarray  # uint16 or int32 [states, classes]
+    next_table: NextTable  # the rows of the states and their next states
 
     @property
     def num_classes(self) -> int:
-        return int(self.class_next.shape[1])
-
-
-def state_dtype(num_states: int) -> type[np.unsignedinteger] | type[np.signedinteger]:
-    """The smallest dtype that holds every state id."""
-    return np.uint16 if num_states <= np.iinfo(np.uint16).max else np.int32
+        return self.next_table.num_classes
 
 
 def token_classes(
@@ -79,14 +79,18 @@ def token_classes(
     eos_row = np.where(dfa.accepting, states, 0).astype(state_dtype(dfa.num_states))
     module = native("token_walk")
     if module is not None:
-        node_map, eos_map, map_count, class_table = _native_maps(
+        node_map, eos_map, map_count, next_table = _native_maps(
             module, dfa, trie, eos_row, on_level, max_cells
         )
     else:
         maps = _MapStore(dfa.num_states, max_cells)
         node_map = _compose_over_trie(dfa, trie, maps, on_level)
         eos_map = int(maps.add(maps.padded(eos_row[None, :]))[0])
-        map_count, class_table = maps.count, maps.class_table
+        map_count = maps.count
+
+        def next_table(map_ids: np.ndarray) -> NextTable:
+            return NextTable.from_dense(maps.class_table(map_ids))
+
     token_map = np.full(vocab_size, DEAD_MAP, dtype=np.int64)
     token_map[trie.node_token_ids] = node_map[trie.token_nodes]
     token_map[eos_id] = eos_map
@@ -102,7 +106,7 @@ def token_classes(
     class_dtype = np.uint16 if len(class_maps) <= np.iinfo(np.uint16).max else np.int32
     return TokenClasses(
         token_class=class_of_map[token_map].astype(class_dtype),
-        class_next=class_table(class_maps),
+        next_table=next_table(class_maps),
     )
 
 
@@ -172,10 +176,10 @@ def _native_maps(
     eos_row: np.ndarray,
     on_level: Callable[[float], None] | None,
     max_cells: int,
-) -> tuple[np.ndarray, int, int, Callable[[np.ndarray], np.ndarray]]:
+) -> tuple[np.ndarray, int, int, Callable[[np.ndarray], NextTable]]:
     """The native composition (inputs checked by ``_check_inputs``): the map of every node, the
-    eos map, the number of maps and ``class_table(map_ids)``, the [states, len(map_ids)] table of
-    the given maps (written by the native core in that layout, no transpose here)."""
+    eos map, the number of maps and ``next_table(map_ids)``, the compact table whose class ``j``
+    is map ``map_ids[j]`` (written by the native core from the sparse maps)."""
     dtype = state_dtype(dfa.num_states)
     status, count, node_map, maps, eos_map = module.compose_over_trie(
         np.ascontiguousarray(dfa.transitions.T, dtype=dtype),
@@ -194,13 +198,14 @@ def _native_maps(
             "the vocabulary trie or the DFA is malformed (rejected by the native core)"
         )
 
-    def class_table(map_ids: np.ndarray) -> np.ndarray:
-        table_status, table = maps.class_next(np.ascontiguousarray(map_ids, dtype=np.int64))
+    def next_table(map_ids: np.ndarray) -> NextTable:
+        table_status, *arrays = maps.compact_table(np.ascontiguousarray(map_ids, dtype=np.int64))
         if table_status != module.OK:
             raise MalformedArraysError("a map id outside the native core's maps")
-        return np.asarray(table)
+        state_row, row_class_offsets, row_classes, next_offsets, next_states = arrays
+        return NextTable(state_row, row_class_offsets, row_classes, next_offsets, next_states, len(map_ids))
 
-    return node_map, int(eos_map), int(count), class_table
+    return node_map, int(eos_map), int(count), next_table
 
 
 def _compose_over_trie(

@@ -5,22 +5,24 @@ Hands on: a ``TokenTable`` that stores
 - ``mask_rows``: uint32[rows, words], the distinct masks, each once; token ``i`` is bit ``i % 32``
   of word ``i // 32`` (little-endian bit order, the layout of xgrammar, llguidance and
   outlines-core bitmasks); bits past ``vocab_size`` are 0;
-- ``state_row``: int32[states], the mask row of each state (state 0, the dead state, has the
-  empty row 0);
 - ``token_class``: [vocab_size], the class of each token: tokens of one class lead every state to
   the same place (class 0: tokens never allowed, such as special and empty tokens);
-- ``class_next``: [states, classes], the state a token of class ``c`` leads to from state ``s``,
-  0 when it is not allowed there. eos leads an accepting state to itself: it ends the text.
+- ``next_table``: a ``moonmaskc.next_table.NextTable``: ``state_row`` (int32[states], the mask
+  row of each state; state 0, the dead state, has the empty row 0), the classes each mask row
+  allows (ascending; a mask row is exactly one set of allowed classes) and, per state, the state
+  each of its row's classes leads to. eos leads an accepting state to itself: it ends the text.
 
-So ``next state = class_next[s, token_class[t]]`` in constant time, and the table is
-``states x classes`` (a few hundred classes on real vocabularies) instead of one entry per allowed
-token. The classes come from ``moonmaskc.token_classes`` (state maps composed over the trie).
+So ``next state = next_table.following(s, token_class[t])`` in constant time, and the table holds
+one entry per allowed (state, class) pair (a few hundred classes on real vocabularies) instead of
+one per allowed token, or a dense ``states x classes`` grid mostly of zeros. The classes come from
+``moonmaskc.token_classes`` (state maps composed over the trie).
 
 A token is allowed in state ``s`` when all its bytes keep the DFA alive; eos only when ``s``
 accepts; special and empty tokens never.
 
 Only numpy is imported here. The runtime serves tables from files through
-``moonmaskc.runtime_table``; ``TokenTable.from_arrays`` reads them whole (``inspect``, relinking).
+``moonmaskc.runtime_table``; ``TokenTable.from_arrays`` reads them whole (``inspect``, relinking),
+any format version (the dense next states of versions 1 and 2 are converted).
 """
 
 from __future__ import annotations
@@ -34,16 +36,20 @@ import numpy as np
 
 from moonmaskc.errors import ArtifactError
 from moonmaskc.format import (
+    DENSE_NEXT_ARRAY,
     MASK_ARRAYS,
+    NEXT_ARRAYS,
     V1_MASK_ARRAY,
     VOCAB_ARRAYS,
     MaskRows,
     check_mask_arrays,
+    check_next_arrays,
     encode_mask_rows,
 )
+from moonmaskc.next_table import NextTable
 from moonmaskc.runtime_budget import fewest_tokens_to_eos, verify_eos_steps
 from moonmaskc.token_classes import DEFAULT_MAX_TABLE_CELLS, token_classes
-from moonmaskc.token_masks import distinct_rows, packed_masks
+from moonmaskc.token_masks import packed_masks
 
 if TYPE_CHECKING:
     from moonmaskc.automata.dfa import DFA
@@ -52,7 +58,7 @@ if TYPE_CHECKING:
 
 ProgressCallback = Callable[[int, int], None]
 
-TABLE_ARRAY_NAMES = ("tokens_state_row", "tokens_token_class", "tokens_class_next")
+TABLE_ARRAY_NAMES = ("tokens_state_row", "tokens_token_class")
 VOCAB_ARRAY_NAMES = VOCAB_ARRAYS  # the names live in moonmaskc.format
 ALLOWED_ROWS_CACHED = 256
 
@@ -62,15 +68,19 @@ class TokenTable:
     """Masks and next states of every state for one vocabulary (see the module docstring)."""
 
     mask_rows: np.ndarray
-    state_row: np.ndarray
     token_class: np.ndarray
-    class_next: np.ndarray
+    next_table: NextTable
     vocab_arrays: dict[str, np.ndarray]
     _allowed_cache: dict[int, np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._allowed_cache = {}
         self._eos_steps: np.ndarray | None = None
+
+    @property
+    def state_row(self) -> np.ndarray:
+        """int32[states]: the mask row of each state."""
+        return self.next_table.state_row
 
     @property
     def num_states(self) -> int:
@@ -82,7 +92,7 @@ class TokenTable:
 
     @property
     def num_classes(self) -> int:
-        return int(self.class_next.shape[1])
+        return self.next_table.num_classes
 
     @property
     def vocab_size(self) -> int:
@@ -116,9 +126,7 @@ class TokenTable:
         none, 0 for the dead state; ``moonmaskc.runtime_budget``), computed on first use."""
         found = self._eos_steps
         if found is None:
-            eos_class = int(self.token_class[self.eos_id])
-            accepting = self.class_next[:, eos_class] != 0
-            found = fewest_tokens_to_eos(self.class_next, self.token_class, accepting, self.eos_id)
+            found = fewest_tokens_to_eos(self.next_table, self.token_class, self.accepting(), self.eos_id)
             self._eos_steps = found
         return found
 
@@ -126,15 +134,22 @@ class TokenTable:
     def eos_steps(self, steps: np.ndarray) -> None:
         self._eos_steps = steps
 
+    def accepting(self) -> np.ndarray:
+        """bool[states]: the states where eos is allowed (where the text may end)."""
+        return self.next_table.allows_class(int(self.token_class[self.eos_id]))
+
     def row_classes(self) -> np.ndarray:
-        """bool[rows, classes]: the token classes each mask row allows (read from the first state
-        of each row), what ``packed_masks`` packs into ``mask_rows``."""
-        _, first_state = np.unique(self.state_row, return_index=True)
-        return self.class_next[first_state] != 0
+        """bool[rows, classes]: the token classes each mask row allows, what ``packed_masks``
+        packs into ``mask_rows``."""
+        return self.next_table.row_allowed()
+
+    def following(self, state: int, token: int) -> int:
+        """The state ``token`` leads ``state`` to; 0 when it is not allowed there."""
+        return self.next_table.following(state, int(self.token_class[token]))
 
     def next_of(self, state: int) -> np.ndarray:
         """The state each token of ``allowed(state)`` leads to, in the same order."""
-        return self.class_next[state][self.token_class[self.allowed(state)]]
+        return self.next_table.dense_row(state)[self.token_class[self.allowed(state)]]
 
     def vocabulary(self) -> Vocabulary:
         from moonmaskc.vocabulary import Vocabulary
@@ -147,86 +162,125 @@ class TokenTable:
         return {
             **encode_mask_rows(self.mask_rows),
             "tokens_eos_steps": self.eos_steps,
-            "tokens_state_row": self.state_row,
             "tokens_token_class": self.token_class,
-            "tokens_class_next": self.class_next,
+            **self.next_table.to_arrays(),
             **self.vocab_arrays,
         }
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> TokenTable:
-        """Read a table back, checking that its arrays agree; ``ValueError`` when they do not."""
-        missing = [name for name in (*TABLE_ARRAY_NAMES, *VOCAB_ARRAY_NAMES) if name not in arrays]
+        """Read a table back (format version 3, or the dense next states of versions 1 and 2),
+        checking that its arrays agree; ``ValueError`` when they do not."""
+        compact = all(name in arrays for name in NEXT_ARRAYS)
+        next_names = NEXT_ARRAYS if compact or DENSE_NEXT_ARRAY not in arrays else (DENSE_NEXT_ARRAY,)
+        needed = (*TABLE_ARRAY_NAMES, *next_names, *VOCAB_ARRAY_NAMES)
+        missing = [name for name in needed if name not in arrays]
         if missing:
             raise ValueError(f"missing arrays {', '.join(missing)}")
-        if not _shapes_agree(arrays):
+        if not _shapes_agree(arrays, compact):
             raise ValueError("token table arrays have inconsistent shapes or types")
+        vocab_size = len(arrays["vocab_token_lengths"])
+        words = (vocab_size + 31) // 32
         if V1_MASK_ARRAY in arrays:  # format version 1: the rows as they are
             mask_rows = np.ascontiguousarray(arrays[V1_MASK_ARRAY], dtype=np.uint32)
         else:
-            words = (len(arrays["vocab_token_lengths"]) + 31) // 32
             rows = len(arrays["tokens_mask_base"])
             try:
                 check_mask_arrays(arrays, rows, words, "the artifact")
             except ArtifactError as error:
                 raise ValueError(str(error)) from None
             mask_rows = MaskRows(arrays, words).full()
+        state_row = np.asarray(arrays["tokens_state_row"], dtype=np.int32)
+        token_class = np.asarray(arrays["tokens_token_class"])
+        rows = len(mask_rows)
+        if state_row.min() < 0 or state_row.max() >= rows or state_row[0] != 0:
+            raise ValueError("state rows point outside the mask rows (or the dead state's is not 0)")
+        if compact:
+            if token_class.min(initial=0) < 0 or token_class.max(initial=0) > vocab_size:
+                raise ValueError("token classes outside the class table")
+            classes = int(token_class.max(initial=0)) + 1
+            try:
+                check_next_arrays(arrays, state_row, rows, classes, "the artifact")
+            except ArtifactError as error:
+                raise ValueError(str(error)) from None
+            next_table = NextTable(
+                state_row,
+                np.asarray(arrays["tokens_row_class_offsets"], dtype=np.int64),
+                np.asarray(arrays["tokens_row_classes"], dtype=np.int32),
+                np.asarray(arrays["tokens_next_offsets"], dtype=np.int64),
+                np.asarray(arrays["tokens_next"]),
+                classes,
+            )
+        else:
+            next_table = _from_dense(np.asarray(arrays[DENSE_NEXT_ARRAY]), state_row, rows)
         table = cls(
             mask_rows=mask_rows,
-            state_row=np.asarray(arrays["tokens_state_row"], dtype=np.int32),
-            token_class=np.asarray(arrays["tokens_token_class"]),
-            class_next=np.ascontiguousarray(arrays["tokens_class_next"]),
+            token_class=token_class,
+            next_table=next_table,
             vocab_arrays={name: arrays[name] for name in VOCAB_ARRAY_NAMES},
         )
         table.check()
         if "tokens_eos_steps" in arrays:
             steps = np.asarray(arrays["tokens_eos_steps"])
-            eos_class = int(table.token_class[table.eos_id])
-            accepting = table.class_next[:, eos_class] != 0
-            verify_eos_steps(steps, table.class_next, table.token_class, accepting, table.eos_id)
+            verify_eos_steps(steps, table.next_table, table.token_class, table.accepting(), table.eos_id)
             table._eos_steps = steps.astype(np.int32)
         return table
 
     def check(self) -> None:
         """Raise ``ValueError`` unless masks, token classes and next states agree with each other."""
         rows, words = self.mask_rows.shape
-        states, classes = self.class_next.shape
+        table = self.next_table
+        states, classes = table.num_states, table.num_classes
         if words != (self.vocab_size + 31) // 32 or rows < 1:
             raise ValueError("mask rows do not match the vocabulary size")
-        if len(self.token_class) != self.vocab_size or states != self.num_states or classes < 1:
-            raise ValueError("token classes or next states do not match the vocabulary or the states")
+        if len(self.token_class) != self.vocab_size or classes < 1:
+            raise ValueError("token classes do not match the vocabulary")
         if self.token_class.min(initial=0) < 0 or self.token_class.max(initial=0) >= classes:
             raise ValueError("token classes outside the class table")
-        if self.class_next.min(initial=0) < 0 or self.class_next.max(initial=0) >= states:
-            raise ValueError("next states point outside the DFA")
-        if self.class_next[0].any() or self.class_next[:, 0].any():
-            raise ValueError("the dead state or the never-allowed class 0 leads somewhere")
-        if self.state_row.min(initial=0) < 0 or self.state_row.max(initial=0) >= rows:
-            raise ValueError("state rows point outside the mask rows")
-        row_classes = self.row_classes()
-        if len(row_classes) != rows:
+        if table.num_rows != rows or len(self.state_row) != states or int(self.state_row[0]) != 0:
+            raise ValueError("state rows do not match the mask rows")
+        try:
+            check_next_arrays(table.to_arrays(), self.state_row, rows, classes, "the token table")
+        except ArtifactError as error:
+            raise ValueError(str(error)) from None
+        if np.any(np.bincount(self.state_row, minlength=rows) == 0):
             raise ValueError("some mask rows belong to no state")
-        allowed_classes = np.packbits(self.class_next != 0, axis=1)
-        if not np.array_equal(allowed_classes, np.packbits(row_classes, axis=1)[self.state_row]):
-            raise ValueError("states that share a mask row allow different tokens")
-        expected = packed_masks(row_classes, self.token_class)
+        holds_token = np.bincount(self.token_class.astype(np.intp), minlength=classes) > 0
+        if not holds_token[table.row_classes].all():
+            raise ValueError("a mask row allows a class that holds no token")
+        expected = packed_masks(self.row_classes(), self.token_class)
         if not np.array_equal(expected, self.mask_rows):
             raise ValueError("mask rows disagree with the next-state table")
 
 
-def _shapes_agree(arrays: Mapping[str, np.ndarray]) -> bool:
+def _from_dense(class_next: np.ndarray, state_row: np.ndarray, rows: int) -> NextTable:
+    """The compact table of a version 1 or 2 file's ``tokens_class_next`` (checked first: next
+    states in range, nothing from the dead state or through the never-allowed class 0)."""
+    states = len(state_row)
+    if class_next.ndim != 2 or class_next.shape[0] != states or class_next.shape[1] < 1:
+        raise ValueError("token classes or next states do not match the vocabulary or the states")
+    if class_next.min(initial=0) < 0 or class_next.max(initial=0) >= states:
+        raise ValueError("next states point outside the DFA")
+    if class_next[0].any() or class_next[:, 0].any():
+        raise ValueError("the dead state or the never-allowed class 0 leads somewhere")
+    return NextTable.from_dense(class_next, state_row, rows)
+
+
+def _shapes_agree(arrays: Mapping[str, np.ndarray], compact: bool) -> bool:
     if V1_MASK_ARRAY not in arrays and any(name not in arrays for name in MASK_ARRAYS):
         return False
+    next_names = NEXT_ARRAYS if compact else (DENSE_NEXT_ARRAY,)
     return (
         arrays["tokens_state_row"].ndim == 1
         and arrays["tokens_token_class"].ndim == 1
-        and arrays["tokens_class_next"].ndim == 2
+        and (compact or arrays[DENSE_NEXT_ARRAY].ndim == 2)
         and all(
             np.issubdtype(arrays[name].dtype, np.integer)
-            for name in ("tokens_state_row", "tokens_token_class", "tokens_class_next")
+            for name in ("tokens_state_row", "tokens_token_class", *next_names)
         )
         and arrays["vocab_token_lengths"].ndim == 1
         and len(arrays["tokens_state_row"]) > 0
+        and len(arrays["tokens_token_class"]) > 0
     )
 
 
@@ -255,14 +309,12 @@ def build_token_table(
         on_level=lambda fraction: report(int(fraction * (num_states - 1)), num_states),
         max_cells=max_cells,
     )
-    state_row, representatives = _rows_of_states(classes.class_next != 0)
-    mask_rows = packed_masks(classes.class_next[representatives] != 0, classes.token_class)
+    mask_rows = packed_masks(classes.next_table.row_allowed(), classes.token_class)
     report(num_states, num_states)
     return TokenTable(
         mask_rows=mask_rows,
-        state_row=state_row,
         token_class=classes.token_class,
-        class_next=classes.class_next,
+        next_table=classes.next_table,
         vocab_arrays=_vocabulary_arrays(vocabulary),
     )
 
@@ -279,13 +331,3 @@ def _vocabulary_arrays(vocabulary: Vocabulary) -> dict[str, np.ndarray]:
             array.flags.writeable = False
         _VOCABULARY_ARRAYS[vocabulary] = arrays
     return dict(arrays)
-
-
-def _rows_of_states(allowed_classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The row of each state (rows numbered by their first state, so the dead state 0 has row 0)
-    and the first state of each row."""
-    first_state, inverse = distinct_rows(allowed_classes)  # class 0 gives it a column
-    order = np.argsort(first_state, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return rank[inverse].astype(np.int32), first_state[order]

@@ -22,10 +22,11 @@ class PlainNumpyReader:
         with np.load(path, allow_pickle=False) as archive:
             self.a = {name: archive[name] for name in archive.files}
         a = self.a
-        assert str(a["format"]) == "moonmaskc-artifact" and int(a["format_version"]) == 2
+        assert str(a["format"]) == "moonmaskc-artifact" and int(a["format_version"]) == 3
         self.row_of = a["tokens_state_row"]
         self.token_class = a["tokens_token_class"]
-        self.class_next = a["tokens_class_next"]
+        self.row_offsets, self.row_classes = a["tokens_row_class_offsets"], a["tokens_row_classes"]
+        self.next_offsets, self.next_states = a["tokens_next_offsets"], a["tokens_next"]
         lengths = a["vocab_token_lengths"].astype(np.int64)
         self.starts = np.cumsum(lengths) - lengths
         self.lengths = lengths
@@ -50,8 +51,13 @@ class PlainNumpyReader:
         return np.flatnonzero(np.unpackbits(self.mask(state).view(np.uint8), bitorder="little"))
 
     def advance(self, state: int, token: int) -> int | None:
-        following = int(self.class_next[state, self.token_class[token]])
-        return following or None
+        row = self.row_of[state]
+        classes = self.row_classes[self.row_offsets[row] : self.row_offsets[row + 1]]
+        cls = self.token_class[token]
+        rank = int(np.searchsorted(classes, cls))
+        if rank == len(classes) or classes[rank] != cls:
+            return None
+        return int(self.next_states[self.next_offsets[state] + rank])
 
     def walk_bytes(self, state: int, data: bytes) -> int:
         a = self.a

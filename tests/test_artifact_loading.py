@@ -71,6 +71,7 @@ def test_serving_imports_no_compiler_module(gpt2_artifact: Path) -> None:
         "moonmaskc.runtime_table",
         "moonmaskc.runtime_sampling",
         "moonmaskc.runtime_budget",
+        "moonmaskc.next_table",
         # the native fill, when built: the automata packages import nothing themselves
         "moonmaskc.automata",
         "moonmaskc.automata.native",
@@ -87,7 +88,7 @@ def test_a_serving_load_maps_the_hot_arrays_and_inflates_nothing(gpt2_artifact: 
     out = np.zeros((1, guide.bitmask_words), np.int32)
     guide.fill_bitmask(guide.start(), out)
     read = set(guide.table.arrays._arrays)  # type: ignore[union-attr]
-    assert not read & {"tokens_class_next", "dfa_transitions", "vocab_token_bytes", "vocab_token_lengths"}
+    assert not read & {"tokens_next", "dfa_transitions", "vocab_token_bytes", "vocab_token_lengths"}
     archive = zipfile.ZipFile(gpt2_artifact)
     stored = {info.filename[:-4] for info in archive.infolist() if info.compress_type == zipfile.ZIP_STORED}
     assert read <= stored
@@ -113,10 +114,10 @@ def test_declared_sizes_are_bounded_before_anything_is_read(gpt2_artifact: Path)
 
 
 def test_an_array_declaring_a_huge_shape_is_refused_without_allocating(tmp_path: Path) -> None:
-    """A small file whose deflated next-state table inflates to 256 MB (what a hostile artifact
-    would do, at a smaller scale) is refused by the size bound before anything is inflated."""
+    """A small file whose deflated next states inflate to 256 MB (what a hostile artifact would do,
+    at a smaller scale) is refused by the size bound before anything is inflated."""
     arrays = _arrays_of(moonmaskc.compile_regex("a+").save(tmp_path / "a.npz"))
-    arrays["tokens_class_next"] = np.zeros((1 << 21, 64), dtype=np.uint16)
+    arrays["tokens_next"] = np.zeros(1 << 27, dtype=np.uint16)
     path = tmp_path / "huge.npz"
     write_artifact(path, arrays)
     assert path.stat().st_size < 2 << 20

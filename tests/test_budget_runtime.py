@@ -87,9 +87,9 @@ def test_budgeted_masks_equal_the_definition_on_small_vocabularies(
     fewest = [oracle_fewest(s, can_end, states) for s in range(states)]
     assert [guide.fewest_tokens(s) for s in range(states)] == fewest
     table = guide.table
-    computed = fewest_tokens_to_eos(table.class_next, table.token_class, dfa.accepting, vocabulary.eos_id)
+    computed = fewest_tokens_to_eos(table.next_table, table.token_class, dfa.accepting, vocabulary.eos_id)
     assert computed.tolist() == fewest
-    verify_eos_steps(computed, table.class_next, table.token_class, dfa.accepting, vocabulary.eos_id)
+    verify_eos_steps(computed, table.next_table, table.token_class, dfa.accepting, vocabulary.eos_id)
     for state, k in itertools.product(range(states), range(0, states + 3)):
         if not can_end(state, k):
             with pytest.raises(RuntimeInputError):
@@ -281,7 +281,7 @@ def test_monkey_ends_within_its_budget(gpt2: Vocabulary) -> None:
 def test_stored_eos_steps_are_used_and_checked(gpt2: Vocabulary) -> None:
     dfa = json_like_dfa()
     table = build_token_table(dfa, gpt2)
-    steps = fewest_tokens_to_eos(table.class_next, table.token_class, dfa.accepting, gpt2.eos_id)
+    steps = fewest_tokens_to_eos(table.next_table, table.token_class, dfa.accepting, gpt2.eos_id)
     table.eos_steps = steps  # type: ignore[attr-defined]
     guide = Guide.from_artifact(Artifact(dfa, {}, table))
     assert guide.budget_rule().steps.tolist() == steps.tolist()
@@ -292,7 +292,7 @@ def test_stored_eos_steps_are_used_and_checked(gpt2: Vocabulary) -> None:
     wrong = steps.copy()
     wrong[guide.start()] += 1
     with pytest.raises(ValueError, match=f"state {guide.start()}"):
-        verify_eos_steps(wrong, table.class_next, table.token_class, dfa.accepting, gpt2.eos_id)
+        verify_eos_steps(wrong, table.next_table, table.token_class, dfa.accepting, gpt2.eos_id)
 
 
 def test_fewest_tokens_on_a_deep_chain_and_a_wide_table() -> None:

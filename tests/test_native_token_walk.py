@@ -1,7 +1,8 @@
 """The native token walk (``moonmaskc.automata._native.token_walk``) against the numpy path.
 
-Token classes (``token_class``, ``class_next``) and packed masks must be the same arrays on both
-paths: on the example schemas with GPT-2 and Llama-3, on hypothesis-made DFAs with a small
+Token classes (``token_class``, the compact next-state table: rows of the states, the classes of
+each row, the next states of each state) and packed masks must be the same arrays on both paths:
+on the example schemas with GPT-2 and Llama-3, on hypothesis-made DFAs with a small
 vocabulary, at the ``max_cells`` bound, and malformed arrays must raise a ``MoonmaskError`` on
 both paths (never reach the C loops). The pure path is forced with ``MOONMASKC_PURE=1``.
 """
@@ -25,6 +26,7 @@ from moonmaskc import compile_schema
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import PURE_ENV, native
 from moonmaskc.errors import LimitError, MoonmaskError
+from moonmaskc.next_table import NextTable
 from moonmaskc.token_classes import TokenClasses, token_classes
 from moonmaskc.token_masks import packed_masks
 from moonmaskc.token_table import TokenTable, build_token_table
@@ -78,17 +80,25 @@ def both_paths(monkeypatch: pytest.MonkeyPatch, run: Callable[[], T]) -> tuple[T
     return native_result, pure_result
 
 
+def assert_same_next(got: NextTable, expected: NextTable) -> None:
+    assert got.num_classes == expected.num_classes
+    mine, theirs = got.to_arrays(), expected.to_arrays()
+    for name in mine:
+        assert mine[name].dtype == theirs[name].dtype, name
+        assert np.array_equal(mine[name], theirs[name]), name
+
+
 def assert_same_classes(got: TokenClasses, expected: TokenClasses) -> None:
     assert got.token_class.dtype == expected.token_class.dtype
-    assert got.class_next.dtype == expected.class_next.dtype
     assert np.array_equal(got.token_class, expected.token_class)
-    assert np.array_equal(got.class_next, expected.class_next)
+    assert_same_next(got.next_table, expected.next_table)
 
 
 def assert_same_tables(got: TokenTable, expected: TokenTable) -> None:
-    for name in ("mask_rows", "state_row", "token_class", "class_next"):
+    for name in ("mask_rows", "state_row", "token_class"):
         assert getattr(got, name).dtype == getattr(expected, name).dtype, name
         assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+    assert_same_next(got.next_table, expected.next_table)
 
 
 @cache
@@ -212,7 +222,7 @@ def test_small_dfas_give_the_same_classes_on_both_paths(case: tuple[DFA, Vocabul
                 target = state if dfa.accepting[state] else 0
             else:
                 target = walked(dfa, data, state) if data else 0
-            assert got.class_next[state, got.token_class[token]] == target
+            assert got.following(state, token) == target
 
 
 @st.composite
@@ -304,39 +314,68 @@ def test_large_sparse_dfas_give_the_same_classes_on_both_paths(
         monkeypatch, lambda: token_classes(dfa, trie, vocabulary.size, vocabulary.eos_id)
     )
     assert_same_classes(native_classes, pure_classes)
-    assert native_classes.class_next.dtype == (np.uint16 if states <= 65_535 else np.int32)
+    table = native_classes.next_table
+    assert table.next_states.dtype == (np.uint16 if states <= 65_535 else np.int32)
     assert native_classes.num_classes > 100  # many distinct maps, most of them alive on few states
     rng = np.random.default_rng(1)
     for token in rng.choice(vocabulary.size, size=40, replace=False).tolist():  # and both are right
         data = vocabulary.token_bytes[token]
-        column = native_classes.class_next[:, native_classes.token_class[token]]
+        cls = int(native_classes.token_class[token])
         for state in rng.choice(states, size=50, replace=False).tolist():
             if token == vocabulary.eos_id:
                 target = state if dfa.accepting[state] else 0
             else:
                 target = walked(dfa, data, state) if data else 0
-            assert column[state] == target
+            assert table.following(state, cls) == target
 
 
-def test_the_class_table_takes_only_stored_maps(walk: ModuleType) -> None:
-    """``StateMaps.class_next`` gives the maps' rows transposed, and ``BAD_INPUT`` for ids past
-    the stored maps (or negative); a ``StateMaps`` made by hand holds no map."""
+def test_the_compact_table_takes_only_stored_maps(walk: ModuleType) -> None:
+    """``StateMaps.compact_table`` gives each state's classes (the maps alive there, in the order
+    given) deduplicated into rows numbered by their first state, and its targets; ``BAD_INPUT``
+    for ids past the stored maps (or negative); a ``StateMaps`` made by hand holds no map."""
     dfa, trie, _ = small_dfa_and_trie()
     columns = np.ascontiguousarray(dfa.transitions.T.astype(np.uint16))
     eos_row = np.array([0, 1, 0], dtype=np.uint16)
-    status, count, _, maps, _ = walk.compose_over_trie(
+    status, count, _, maps, eos_id = walk.compose_over_trie(
         columns, trie.node_parent, trie.node_byte, dfa.byte_class, trie.level_offsets, 1 << 20, eos_row
     )
     assert status == walk.OK and maps.count == count
-    status, table = maps.class_next(np.array([1, 0, 1], dtype=np.int64))
-    assert status == walk.OK and table.dtype == np.uint16
-    assert np.array_equal(table, [[0, 0, 0], [1, 0, 1], [2, 0, 2]])  # identity, dead, identity
-    assert maps.class_next(np.zeros(0, dtype=np.int64))[1].shape == (3, 0)
+    status, state_row, row_offsets, row_classes, next_offsets, following = maps.compact_table(
+        np.array([1, 0, eos_id, 1], dtype=np.int64)  # identity, dead, eos, identity
+    )
+    assert status == walk.OK and following.dtype == np.uint16
+    assert state_row.tolist() == [0, 1, 2]  # state 1 accepts, state 2 does not
+    assert row_offsets.tolist() == [0, 0, 3, 5]
+    assert row_classes.tolist() == [0, 2, 3, 0, 3]
+    assert next_offsets.tolist() == [0, 0, 3, 5]
+    assert following.tolist() == [1, 1, 1, 2, 2]
+    dense = NextTable(state_row, row_offsets, row_classes, next_offsets, following, 4).dense()
+    assert dense.tolist() == [[0, 0, 0, 0], [1, 0, 1, 1], [2, 0, 0, 2]]
+    empty = maps.compact_table(np.zeros(0, dtype=np.int64))
+    assert empty[0] == walk.OK and empty[1].tolist() == [0, 0, 0] and empty[2].tolist() == [0, 0]
     for bad in ([count], [-1], [0, count + 5]):
-        assert maps.class_next(np.array(bad, dtype=np.int64)) == (walk.BAD_INPUT, None)
-    empty = walk.StateMaps()
-    assert empty.count == 0
-    assert empty.class_next(np.array([0], dtype=np.int64)) == (walk.BAD_INPUT, None)
+        assert maps.compact_table(np.array(bad, dtype=np.int64)) == (walk.BAD_INPUT, *[None] * 5)
+    assert walk.StateMaps().count == 0
+    assert walk.StateMaps().compact_table(np.array([0], dtype=np.int64))[0] == walk.BAD_INPUT
+
+
+def test_compact_tables_do_not_depend_on_the_block_size(walk: ModuleType) -> None:
+    """States taken in small blocks (down to one state a block) give the same arrays."""
+    dfa, vocabulary = sparse_dfa(3_000, seed=5)
+    trie = build_trie(vocabulary)
+    columns = np.ascontiguousarray(dfa.transitions.T.astype(np.uint16))
+    eos_row = np.where(dfa.accepting, np.arange(dfa.num_states), 0).astype(np.uint16)
+    status, count, _, maps, _ = walk.compose_over_trie(
+        columns, trie.node_parent, trie.node_byte, dfa.byte_class, trie.level_offsets, 1 << 30, eos_row
+    )
+    assert status == walk.OK
+    map_ids = np.arange(count, dtype=np.int64)
+    whole = maps.compact_table(map_ids)
+    assert whole[0] == walk.OK and len(whole[5]) > 5_000
+    for block_bytes in (-5, 0, 1, 6 * 64, 6 * 5_000):
+        parts = maps.compact_table(map_ids, block_bytes)
+        for got, expected in zip(parts, whole, strict=True):
+            assert np.array_equal(got, expected), block_bytes
 
 
 # -- malformed arrays ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from moonmaskc.token_table import TokenTable, build_token_table
 from moonmaskc.trie import build_trie
 from moonmaskc.vocabulary import Vocabulary, bytes_vocabulary, load_vocabulary
 from tests.conftest import data_path
+from tests.test_next_table import compact_tamperings
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -196,19 +197,14 @@ def test_arrays_round_trip_and_tampering_is_detected() -> None:
     with pytest.raises(ValueError):
         TokenTable.from_arrays(dict(arrays, tokens_mask_base=later_base))
     with pytest.raises(ValueError):
-        TokenTable.from_arrays(dict(arrays, tokens_class_next=arrays["tokens_class_next"][:-1]))
+        TokenTable.from_arrays(dict(arrays, tokens_next=arrays["tokens_next"][:-1]))
     with pytest.raises(ValueError):
         TokenTable.from_arrays({k: v for k, v in arrays.items() if k != "tokens_state_row"})
     state = dfa.start
     allowed_class = int(arrays["tokens_token_class"][table.allowed(state)[0]])
-    for tampered in (
-        _with(arrays["tokens_class_next"], (state, allowed_class), 0),  # a mask bit without a next state
-        _with(arrays["tokens_class_next"], (state, 0), 1),  # the never-allowed class leads somewhere
-        _with(arrays["tokens_class_next"], (0, allowed_class), 1),  # the dead state leads somewhere
-        _with(arrays["tokens_class_next"], (state, allowed_class), dfa.num_states),  # outside the DFA
-    ):
+    for name, tampered in compact_tamperings(arrays):
         with pytest.raises(ValueError):
-            TokenTable.from_arrays(dict(arrays, tokens_class_next=tampered))
+            TokenTable.from_arrays(dict(arrays, **{name: tampered}))
     never = np.flatnonzero(arrays["tokens_token_class"] == 0)[0]
     tampered_classes = _with(arrays["tokens_token_class"], (never,), allowed_class)
     with pytest.raises(ValueError):
@@ -259,7 +255,7 @@ def test_state_maps_stay_exact_when_every_fingerprint_collides(monkeypatch: pyte
         token_classes._MapStore, "_fingerprints", lambda self, rows: np.full(len(rows), 7, dtype=np.uint64)
     )
     colliding = build_token_table(dfa, vocabulary, trie=build_trie(vocabulary))
-    assert np.array_equal(colliding.class_next, honest.class_next)
+    assert colliding.next_table.same_as(honest.next_table)
     assert np.array_equal(colliding.token_class, honest.token_class)
     for state in range(dfa.num_states):
         assert_state_matches(colliding, dfa, vocabulary, state)
@@ -279,7 +275,7 @@ def test_pair_lookup_switches_from_a_dense_table_to_a_dict_without_changing_the_
     dense = build_token_table(dfa, vocabulary, trie=trie)
     monkeypatch.setattr(token_classes, "DENSE_PAIR_KEYS", 2 * dfa.num_classes)
     switched = build_token_table(dfa, vocabulary, trie=trie)
-    assert np.array_equal(switched.class_next, dense.class_next)
+    assert switched.next_table.same_as(dense.next_table)
     assert np.array_equal(switched.token_class, dense.token_class)
     assert np.array_equal(switched.mask_rows, dense.mask_rows)
     for state in range(0, dfa.num_states, 7):

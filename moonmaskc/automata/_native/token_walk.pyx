@@ -24,12 +24,17 @@ extra_row, on_level)``
   state; a composed map is found among the stored ones by its hash, then compared in full (support
   and targets). Map ids follow the order of composition (the token classes do not depend on it).
 
-``StateMaps.class_next(map_ids)``
-  Takes: ``map_ids`` (int64[k], every id below ``count``). Hands on: ``(status, table)``, ``table``
-  (the columns' dtype, [states, k]) with ``table[s, j]`` the target of map ``map_ids[j]`` from
-  ``s`` (the maps' rows, transposed). It is written a block of rows at a time, each block small
-  enough to stay in cache, with one cursor per map walking its support. Status ``BAD_INPUT``
-  (``table`` ``None``) for an id out of range.
+``StateMaps.compact_table(map_ids, block_bytes)``
+  Takes: ``map_ids`` (int64[k], every id below ``count``; map ``map_ids[j]`` is class ``j``) and
+  the bytes of next states and classes written together (a block; tests set it small).
+  Hands on: ``(status, state_row, row_class_offsets, row_classes, next_offsets, next_states)``, the
+  compact next-state table (``moonmaskc.next_table``) of those classes, with no [states, k] array
+  on the way: ``next_offsets`` (int64[states + 1]) from one count over the maps' supports; then,
+  a block of states at a time (small enough to stay in cache, one cursor per map walking its
+  support), each state's classes (ascending) and targets (the columns' dtype), and its row: the
+  distinct class lists, found by hash and compared in full, numbered by their first state
+  (``state_row`` int32[states], ``row_class_offsets`` int64[rows + 1], ``row_classes`` int32).
+  Status ``BAD_INPUT`` (the arrays ``None``) for an id out of range.
 
 ``pack_masks(allowed, token_class, window)``
   Takes: ``allowed`` (uint8[rows, classes], 0 or 1: the classes each row allows) and
@@ -66,7 +71,7 @@ cdef enum:
     _BAD_INPUT = 2
     _FIRST_CAPACITY = 64
     _PREFETCH_AHEAD = 16  # entries: a composition asks for a column's cache line this far ahead
-    _TABLE_BLOCK_BYTES = 4194304  # the rows of ``class_next`` written together (measured best)
+    _TABLE_BLOCK_BYTES = 4194304  # the next states (and their classes) written together
     _NO_MEMORY = -2
     _OVER_LIMIT = -1
     _ABSENT = -1  # a pair not in the pair table
@@ -305,34 +310,198 @@ cdef uint64_t _compose(
     return _mix(h)
 
 
-cdef void _fill_table(
-    const MapStore* store, const int64_t* map_ids, int64_t k, state_t* out, int64_t* cursors
+cdef struct RowStore:
+    int64_t* starts  # where each row's classes start in ``classes`` [capacity + 1]
+    int32_t* classes  # each row's classes, ascending, row after row
+    int64_t class_capacity
+    uint64_t* hashes
+    int64_t count
+    int64_t capacity
+    int32_t* slots  # row ids, -1 where empty
+    uint64_t slot_mask
+
+
+cdef int _rows_init(RowStore* rows) noexcept nogil:
+    rows.count = 0
+    rows.capacity = _FIRST_CAPACITY
+    rows.class_capacity = 1024
+    rows.starts = <int64_t*>malloc((_FIRST_CAPACITY + 1) * sizeof(int64_t))
+    rows.classes = <int32_t*>malloc(<size_t>rows.class_capacity * sizeof(int32_t))
+    rows.hashes = <uint64_t*>malloc(_FIRST_CAPACITY * sizeof(uint64_t))
+    rows.slots = <int32_t*>malloc(4 * _FIRST_CAPACITY * sizeof(int32_t))
+    rows.slot_mask = 4 * _FIRST_CAPACITY - 1
+    if rows.starts == NULL or rows.classes == NULL or rows.hashes == NULL or rows.slots == NULL:
+        return _NO_MEMORY
+    memset(rows.slots, 0xFF, 4 * _FIRST_CAPACITY * sizeof(int32_t))
+    rows.starts[0] = 0
+    return 0
+
+
+cdef void _rows_free(RowStore* rows) noexcept nogil:
+    free(rows.starts)
+    free(rows.classes)
+    free(rows.hashes)
+    free(rows.slots)
+    memset(rows, 0, sizeof(RowStore))
+
+
+cdef void _row_slot_insert(RowStore* rows, int32_t row) noexcept nogil:
+    cdef uint64_t i = rows.hashes[row] & rows.slot_mask
+    while rows.slots[i] >= 0:
+        i = (i + 1) & rows.slot_mask
+    rows.slots[i] = row
+
+
+cdef int32_t _rows_find_or_append(
+    RowStore* rows, const int32_t* classes, int64_t size, uint64_t h
 ) noexcept nogil:
-    """``out[s * k + j]`` = the target of map ``map_ids[j]`` from ``s`` (``out`` zeroed, ids in
-    range, ``cursors`` room for ``2 k``): the rows are written a block at a time, so that the
-    block stays in cache while every map's cursor moves through its part of the block."""
+    """The id of the stored row with exactly these classes, appending it when there is none (ids
+    in order of first appearance); ``_NO_MEMORY``."""
+    cdef uint64_t i = h & rows.slot_mask
+    cdef int32_t candidate
+    cdef int64_t first, used, grown, r
+    cdef int64_t* starts
+    cdef int32_t* grown_classes
+    cdef uint64_t* hashes
+    cdef int32_t* slots
+    while True:
+        candidate = rows.slots[i]
+        if candidate < 0:
+            break
+        if rows.hashes[candidate] == h:
+            first = rows.starts[candidate]
+            if rows.starts[candidate + 1] - first == size and memcmp(
+                rows.classes + first, classes, <size_t>size * sizeof(int32_t)
+            ) == 0:
+                return candidate
+        i = (i + 1) & rows.slot_mask
+    if rows.count == rows.capacity:
+        if rows.capacity >= (1 << 30):
+            return _NO_MEMORY
+        grown = 2 * rows.capacity
+        starts = <int64_t*>realloc(rows.starts, <size_t>(grown + 1) * sizeof(int64_t))
+        if starts == NULL:
+            return _NO_MEMORY
+        rows.starts = starts
+        hashes = <uint64_t*>realloc(rows.hashes, <size_t>grown * sizeof(uint64_t))
+        if hashes == NULL:
+            return _NO_MEMORY
+        rows.hashes = hashes
+        rows.capacity = grown
+    used = rows.starts[rows.count]
+    if used + size > rows.class_capacity:
+        grown = 2 * rows.class_capacity
+        while used + size > grown:
+            grown *= 2
+        grown_classes = <int32_t*>realloc(rows.classes, <size_t>grown * sizeof(int32_t))
+        if grown_classes == NULL:
+            return _NO_MEMORY
+        rows.classes = grown_classes
+        rows.class_capacity = grown
+    if 2 * (rows.count + 1) > <int64_t>(rows.slot_mask + 1):
+        grown = 2 * <int64_t>(rows.slot_mask + 1)
+        slots = <int32_t*>realloc(rows.slots, <size_t>grown * sizeof(int32_t))
+        if slots == NULL:
+            return _NO_MEMORY
+        memset(slots, 0xFF, <size_t>grown * sizeof(int32_t))
+        rows.slots = slots
+        rows.slot_mask = <uint64_t>(grown - 1)
+        for r in range(rows.count):
+            _row_slot_insert(rows, <int32_t>r)
+    if size:
+        memcpy(rows.classes + used, classes, <size_t>size * sizeof(int32_t))
+    rows.starts[rows.count + 1] = used + size
+    rows.hashes[rows.count] = h
+    _row_slot_insert(rows, <int32_t>rows.count)
+    rows.count += 1
+    return <int32_t>(rows.count - 1)
+
+
+cdef inline uint64_t _class_list_hash(const int32_t* classes, int64_t size) noexcept nogil:
+    cdef uint64_t h = <uint64_t>size
+    cdef int64_t i
+    for i in range(size):
+        h = h * <uint64_t>0x9E3779B97F4A7C15 + <uint64_t>classes[i] + 1
+    return _mix(h)
+
+
+cdef void _count_entries(
+    const MapStore* store, const int64_t* map_ids, int64_t k, int64_t* next_offsets
+) noexcept nogil:
+    """``next_offsets`` (zeroed, [states + 1]): where each state's entries start, the entries of
+    state ``s`` being the maps (of ``map_ids``) alive at ``s``."""
+    cdef int64_t j, at, end
+    cdef int64_t num_states = store.num_states
+    cdef const int32_t* support = store.support
+    for j in range(k):
+        end = store.support_start[map_ids[j] + 1]
+        for at in range(store.support_start[map_ids[j]], end):
+            next_offsets[support[at] + 1] += 1
+    for j in range(num_states):
+        next_offsets[j + 1] += next_offsets[j]
+
+
+cdef int _fill_compact(
+    const MapStore* store,
+    const int64_t* map_ids,
+    int64_t k,
+    const int64_t* next_offsets,
+    state_t* out_next,
+    int32_t* state_row,
+    RowStore* rows,
+    int64_t* cursors,
+    int64_t* fill,
+    int32_t* block_classes,
+    int64_t block_entries,
+) noexcept nogil:
+    """Write every state's next states (``out_next``, at ``next_offsets``) and its row
+    (``state_row``, the rows stored in ``rows``): 0 or ``_NO_MEMORY``. ``cursors`` has room for
+    ``2 k``, ``fill`` for every state, ``block_classes`` for ``block_entries`` (at least ``k``).
+
+    The states are taken a block at a time, as many as hold at most ``block_entries`` entries, so
+    that the block's part of ``out_next`` and its classes (``block_classes``) stay in cache while
+    every map's cursor moves through its part of the block; maps are taken in class order, so each
+    state's classes come out ascending. Then each state of the block finds its row by the hash of
+    its class list (compared in full)."""
     cdef const int32_t* support = store.support
     cdef const state_t* targets = <const state_t*>store.targets
     cdef int64_t* ends = cursors + k
     cdef int64_t num_states = store.num_states
-    cdef int64_t block = _TABLE_BLOCK_BYTES // (k * <int64_t>sizeof(state_t))
-    cdef int64_t j, low, high, at, end
-    if block < 1:
-        block = 1
+    cdef int64_t j, low, high, at, end, base, position, s, size
+    cdef int32_t row
     for j in range(k):
         cursors[j] = store.support_start[map_ids[j]]
         ends[j] = store.support_start[map_ids[j] + 1]
     low = 0
     while low < num_states:
-        high = low + block if low + block < num_states else num_states
+        base = next_offsets[low]
+        high = low + 1
+        while high < num_states and next_offsets[high + 1] - base <= block_entries:
+            high += 1
+        for s in range(low, high):
+            fill[s] = next_offsets[s] - base
         for j in range(k):
             at = cursors[j]
             end = ends[j]
             while at < end and support[at] < high:
-                out[support[at] * k + j] = targets[at]
+                s = support[at]
+                position = fill[s]
+                fill[s] = position + 1
+                out_next[base + position] = targets[at]
+                block_classes[position] = <int32_t>j
                 at += 1
             cursors[j] = at
+        for s in range(low, high):
+            position = next_offsets[s] - base
+            size = next_offsets[s + 1] - next_offsets[s]
+            row = _rows_find_or_append(
+                rows, block_classes + position, size, _class_list_hash(block_classes + position, size)
+            )
+            if row < 0:
+                return _NO_MEMORY
+            state_row[s] = row
         low = high
+    return 0
 
 
 cdef class StateMaps:
@@ -351,36 +520,87 @@ cdef class StateMaps:
     def count(self) -> int:
         return self.store.count
 
-    def class_next(self, const int64_t[::1] map_ids):
-        """See the module docstring: ``(status, table)``."""
+    def compact_table(self, const int64_t[::1] map_ids, int64_t block_bytes=_TABLE_BLOCK_BYTES):
+        """See the module docstring: ``(status, state_row, row_class_offsets, row_classes,
+        next_offsets, next_states)``."""
         cdef int64_t k = map_ids.shape[0]
         cdef int64_t num_states = self.store.num_states
-        cdef int64_t j
-        cdef int64_t* cursors
-        cdef uint16_t[:, ::1] narrow
-        cdef int32_t[:, ::1] wide
+        cdef int64_t j, total, block_entries
+        cdef int status = 0
+        cdef bint narrow_dtype = self.store.target_size == sizeof(uint16_t)
+        cdef const int64_t* ids = NULL
+        cdef int64_t* cursors = NULL
+        cdef int64_t* fill = NULL
+        cdef int32_t* block_classes = NULL
+        cdef uint16_t* narrow = NULL
+        cdef int32_t* wide = NULL
+        cdef uint16_t[::1] narrow_view
+        cdef int32_t[::1] wide_view
+        cdef int64_t[::1] row_offsets_view
+        cdef RowStore rows
         for j in range(k):
             if map_ids[j] < 0 or map_ids[j] >= self.store.count:
-                return _BAD_INPUT, None
-        dtype = np.uint16 if self.store.target_size == sizeof(uint16_t) else np.int32
-        table = np.zeros((num_states, k), dtype=dtype)
-        if k == 0 or num_states == 0:
-            return _OK, table
-        cursors = <int64_t*>malloc(<size_t>(2 * k) * sizeof(int64_t))
-        if cursors == NULL:
-            raise MemoryError("token walk: no memory for the class table")
-        try:
-            if self.store.target_size == sizeof(uint16_t):
-                narrow = table
-                with nogil:
-                    _fill_table(&self.store, &map_ids[0], k, &narrow[0, 0], cursors)
+                return _BAD_INPUT, None, None, None, None, None
+        if num_states < 1:
+            return _BAD_INPUT, None, None, None, None, None
+        next_offsets = np.zeros(num_states + 1, dtype=np.int64)
+        cdef int64_t[::1] offsets = next_offsets
+        if k:
+            ids = &map_ids[0]
+            with nogil:
+                _count_entries(&self.store, ids, k, &offsets[0])
+        total = offsets[num_states]
+        next_states = np.empty(total, dtype=np.uint16 if narrow_dtype else np.int32)
+        if total:
+            if narrow_dtype:
+                narrow_view = next_states
+                narrow = &narrow_view[0]
             else:
-                wide = table
-                with nogil:
-                    _fill_table(&self.store, &map_ids[0], k, &wide[0, 0], cursors)
+                wide_view = next_states
+                wide = &wide_view[0]
+        state_row = np.empty(num_states, dtype=np.int32)
+        cdef int32_t[::1] state_row_view = state_row
+        block_entries = block_bytes // <int64_t>(self.store.target_size + sizeof(int32_t))
+        if block_entries < k:
+            block_entries = k
+        if block_entries < 1:
+            block_entries = 1
+        memset(&rows, 0, sizeof(RowStore))
+        try:
+            with nogil:
+                cursors = <int64_t*>malloc(<size_t>(2 * k + 1) * sizeof(int64_t))
+                fill = <int64_t*>malloc(<size_t>num_states * sizeof(int64_t))
+                block_classes = <int32_t*>malloc(<size_t>(block_entries + 1) * sizeof(int32_t))
+                if cursors == NULL or fill == NULL or block_classes == NULL:
+                    status = _NO_MEMORY
+                if status == 0:
+                    status = _rows_init(&rows)
+                if status == 0:
+                    if narrow_dtype:
+                        status = _fill_compact(
+                            &self.store, ids, k, &offsets[0], narrow,
+                            &state_row_view[0], &rows, cursors, fill, block_classes, block_entries,
+                        )
+                    else:
+                        status = _fill_compact(
+                            &self.store, ids, k, &offsets[0], wide,
+                            &state_row_view[0], &rows, cursors, fill, block_classes, block_entries,
+                        )
+            if status == _NO_MEMORY:
+                raise MemoryError("token walk: no memory for the next-state table")
+            row_class_offsets = np.empty(rows.count + 1, dtype=np.int64)
+            row_classes = np.empty(rows.starts[rows.count], dtype=np.int32)
+            row_offsets_view = row_class_offsets
+            memcpy(&row_offsets_view[0], rows.starts, <size_t>(rows.count + 1) * sizeof(int64_t))
+            if rows.starts[rows.count]:
+                wide_view = row_classes
+                memcpy(&wide_view[0], rows.classes, <size_t>rows.starts[rows.count] * sizeof(int32_t))
+            return _OK, state_row, row_class_offsets, row_classes, next_offsets, next_states
         finally:
             free(cursors)
-        return _OK, table
+            free(fill)
+            free(block_classes)
+            _rows_free(&rows)
 
 
 # ---------------------------------------------------------------------------------------------
