@@ -11,7 +11,11 @@ from dataclasses import asdict, dataclass
 DEFAULT_MAX_STATES = 200_000
 DEFAULT_MAX_REPEAT = 100_000
 DEFAULT_MAX_DEPTH = 3
-DEFAULT_MAX_TABLE_CELLS = 1 << 29
+DEFAULT_MAX_TABLE_CELLS = 1 << 30
+"""States x distinct token behaviours (maps) of a token table walk. Since artifact format 3 no dense
+[states, classes] table exists; the native walk keeps its maps sparse (Github_ultra/o21375 with
+GPT-2, 159,011 states x 5,172 maps = 822 M cells: 1.05 GB peak RSS for the whole compile). The
+pure path keeps them dense: up to 2 (uint16 states) or 4 bytes a cell."""
 DEFAULT_MAX_WORK = 20_000_000
 DEFAULT_MAX_NESTING = 1_000
 LARGEST_MAX_NESTING = 20_000

@@ -140,7 +140,7 @@ def _json_kind(value: Any) -> str:
 @click.option(
     "--max-table-cells",
     type=click.IntRange(min=1),
-    help="Bound on token-table cells: states x distinct token behaviours (default 2^29).",
+    help="Bound on token-table cells: states x distinct token behaviours (default 2^30).",
 )
 @click.option(
     "--max-work",
