@@ -477,3 +477,15 @@ def test_lenient_drops_item_counts_whose_copies_pass_the_bound() -> None:
     assert artifact.match("[" + ",".join([one] * 1001) + "]").accepted  # maxItems dropped
     assert artifact.match("[]").accepted  # minItems dropped too
     assert not artifact.match('[{"name":"' + "x" * 21 + '"}]').accepted  # the items' keywords kept
+
+
+def test_extension_keywords_holding_required_like_data_are_not_read_as_schemas() -> None:
+    schema = {
+        "type": "object",
+        "x-vendor": {"required": [1, {"a": 2}]},
+        "examples": [{"required": [3]}],
+        "properties": {"a": {"type": "integer", "x-meta": {"required": [[4]]}}},
+        "required": ["a"],
+    }
+    dfa = compile_ir(compile_schema_ir(schema).node)
+    assert dfa.accepts(b'{"a":1}') and not dfa.accepts(b"{}")

@@ -126,18 +126,14 @@ def check_required_names(root: Any) -> None:
     """Raise ``UnsupportedError`` (keyword ``required``, its JSON pointer) when an array of
     ``required`` in one of the document's schemas holds anything but strings: the combinators and
     merges read those entries as key names, whatever schema they stand in. Other values of
-    ``required`` (draft-03's boolean) are left to the keyword policy. Iterative; the maps of named
-    subschemas are entered by their values only, and instance values (``enum``, ``const``,
-    ``default``, ``examples``) not at all."""
+    ``required`` (draft-03's boolean) are left to the keyword policy. Iterative; only the keywords
+    that hold subschemas are entered (the maps of named subschemas by their values), so that
+    annotations and extension keywords (``x-*``) are never read as schemas."""
     from moonmaskc.frontends.schema.refs import pointer_child
 
-    named = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
     stack: list[tuple[Any, str]] = [(root, "#")]
     while stack:
         schema, where = stack.pop()
-        if isinstance(schema, list):
-            stack.extend((item, f"{where}/{index}") for index, item in enumerate(schema))
-            continue
         if not isinstance(schema, dict):
             continue
         required = schema.get("required")
@@ -147,9 +143,32 @@ def check_required_names(root: Any) -> None:
             )
         for key, value in schema.items():
             child = pointer_child(where, str(key))
-            if key in named and isinstance(value, dict):
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
                 stack.extend((item, pointer_child(child, str(name))) for name, item in value.items())
-            elif key not in ("enum", "const", "default", "examples", "required") and isinstance(
-                value, dict | list
-            ):
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                stack.extend((item, f"{child}/{index}") for index, item in enumerate(value))
+            elif key in _SCHEMA_VALUES:
                 stack.append((value, child))
+
+
+# Where a schema holds subschemas: maps of named ones, lists of them, one of them.
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
+_SCHEMA_VALUES = frozenset(
+    {
+        "additionalProperties",
+        "items",
+        "additionalItems",
+        "contains",
+        "propertyNames",
+        "not",
+        "if",
+        "then",
+        "else",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "contentSchema",
+    }
+)
