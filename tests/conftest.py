@@ -1,4 +1,5 @@
-"""Shared test fixtures: where the real data lives (``MOONMASKC_DATA``, default ``../shared/data``)."""
+"""Shared test fixtures: where the real data lives (``MOONMASKC_DATA``, default ``../shared/data``),
+and two saved artifacts (bytes vocabulary, GPT-2) that the artifact and next-table tests read."""
 
 from __future__ import annotations
 
@@ -22,6 +23,30 @@ def data_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: set MOONMASKC_DATA to the shared data folder (../shared/data)")
     return path
+
+
+ARTIFACT_PATTERN = r"\{\"id\":[1-9]\d{0,3},\"tags\":\[(\"[a-z ]{1,8}\"(,\"[a-z ]{1,8}\")*)?\]\}"
+
+
+@pytest.fixture(scope="module")
+def bytes_artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``ARTIFACT_PATTERN`` compiled for the built-in bytes vocabulary and saved."""
+    import moonmaskc
+
+    return moonmaskc.compile_regex(ARTIFACT_PATTERN).save(tmp_path_factory.mktemp("a") / "bytes.npz")
+
+
+@pytest.fixture(scope="module")
+def gpt2_artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``examples/schemas/user.json`` compiled with the GPT-2 table and saved."""
+    import json
+
+    import moonmaskc
+
+    schema = json.loads((PROJECT_ROOT / "examples" / "schemas" / "user.json").read_text(encoding="utf-8"))
+    tokenizer = str(data_path("tokenizers", "gpt2.json"))
+    artifact = moonmaskc.compile_schema(schema, tokenizer=tokenizer)
+    return artifact.save(tmp_path_factory.mktemp("g") / "user.npz")
 
 
 # Property tests draw the same examples on every run, so CI never fails on a rare new draw; raise

@@ -13,7 +13,6 @@ table check) guarantees that every mask and step it serves equals the original's
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -30,23 +29,6 @@ from moonmaskc.artifact import Artifact
 from moonmaskc.errors import ArtifactError
 from moonmaskc.format import DEFAULT_MAX_BYTES, FORMAT_VERSION, write_artifact
 from moonmaskc.runtime import Guide
-from tests.conftest import PROJECT_ROOT, data_path
-
-PATTERN = r"\{\"id\":[1-9]\d{0,3},\"tags\":\[(\"[a-z ]{1,8}\"(,\"[a-z ]{1,8}\")*)?\]\}"
-
-
-@pytest.fixture(scope="module")
-def bytes_artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return moonmaskc.compile_regex(PATTERN).save(tmp_path_factory.mktemp("a") / "bytes.npz")
-
-
-@pytest.fixture(scope="module")
-def gpt2_artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    schema = json.loads((PROJECT_ROOT / "examples" / "schemas" / "user.json").read_text(encoding="utf-8"))
-    tokenizer = str(data_path("tokenizers", "gpt2.json"))
-    return moonmaskc.compile_schema(schema, tokenizer=tokenizer).save(
-        tmp_path_factory.mktemp("g") / "user.npz"
-    )
 
 
 def test_serving_imports_no_compiler_module(gpt2_artifact: Path) -> None:

@@ -1,6 +1,6 @@
 """The compact next-state table (artifact format version 3) and the files of versions 1 and 2.
 
-Takes: artifacts compiled here (bytes vocabulary and GPT-2), rewritten as version 1 and 2 files or
+Takes: the artifacts of ``conftest`` (bytes vocabulary and GPT-2), rewritten as version 1 and 2 files or
 with one next-state array broken. Checks: a version 3 file round-trips (``Artifact.load``,
 ``Guide.load``, with and without ``warm``); version 1 and 2 files still load and serve the same
 masks and steps; every broken array gives an ``ArtifactError`` (serving load, verified load,
@@ -11,14 +11,12 @@ and ``dense`` are inverse.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import moonmaskc
 import moonmaskc.next_table as next_table_module
 from moonmaskc.artifact import Artifact
 from moonmaskc.errors import ArtifactError
@@ -27,23 +25,6 @@ from moonmaskc.next_table import NextTable
 from moonmaskc.runtime import Guide
 from moonmaskc.runtime_budget import fewest_tokens_to_eos
 from moonmaskc.token_table import TokenTable
-from tests.conftest import PROJECT_ROOT, data_path
-
-PATTERN = r"\{\"id\":[1-9]\d{0,3},\"tags\":\[(\"[a-z ]{1,8}\"(,\"[a-z ]{1,8}\")*)?\]\}"
-
-
-@pytest.fixture(scope="module")
-def bytes_artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return moonmaskc.compile_regex(PATTERN).save(tmp_path_factory.mktemp("a") / "bytes.npz")
-
-
-@pytest.fixture(scope="module")
-def gpt2_artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    schema = json.loads((PROJECT_ROOT / "examples" / "schemas" / "user.json").read_text(encoding="utf-8"))
-    tokenizer = str(data_path("tokenizers", "gpt2.json"))
-    return moonmaskc.compile_schema(schema, tokenizer=tokenizer).save(
-        tmp_path_factory.mktemp("g") / "user.npz"
-    )
 
 
 def arrays_of(path: Path) -> dict[str, np.ndarray]:

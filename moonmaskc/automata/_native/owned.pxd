@@ -17,42 +17,30 @@ from libc.stdlib cimport free
 import numpy as np
 
 
-cdef inline object owned_int32(int32_t** data, Py_ssize_t rows, Py_ssize_t columns):
+cdef inline object _owned(void** data, tuple shape, Py_ssize_t itemsize, str format, object dtype):
+    """The array of ``shape`` over ``*data`` (items of ``itemsize`` bytes, struct ``format``)."""
     cdef view.array holder
-    if rows <= 0 or columns <= 0:
+    cdef Py_ssize_t count = 1
+    for extent in shape:
+        count *= extent
+    if count <= 0:
         free(data[0])
         data[0] = NULL
-        return np.empty((max(rows, 0), max(columns, 0)), dtype=np.int32)
-    holder = view.array(
-        shape=(rows, columns), itemsize=sizeof(int32_t), format="i", mode="c", allocate_buffer=False
-    )
+        return np.empty(shape, dtype=dtype)
+    holder = view.array(shape=shape, itemsize=itemsize, format=format, mode="c", allocate_buffer=False)
     holder.data = <char*>data[0]
     holder.callback_free_data = free
     data[0] = NULL
     return np.asarray(holder)
+
+
+cdef inline object owned_int32(int32_t** data, Py_ssize_t rows, Py_ssize_t columns):
+    return _owned(<void**>data, (max(rows, 0), max(columns, 0)), sizeof(int32_t), "i", np.int32)
 
 
 cdef inline object owned_uint8(uint8_t** data, Py_ssize_t size):
-    cdef view.array holder
-    if size <= 0:
-        free(data[0])
-        data[0] = NULL
-        return np.empty(0, dtype=np.uint8)
-    holder = view.array(shape=(size,), itemsize=sizeof(uint8_t), format="B", mode="c", allocate_buffer=False)
-    holder.data = <char*>data[0]
-    holder.callback_free_data = free
-    data[0] = NULL
-    return np.asarray(holder)
+    return _owned(<void**>data, (max(size, 0),), sizeof(uint8_t), "B", np.uint8)
 
 
 cdef inline object owned_int32_vector(int32_t** data, Py_ssize_t size):
-    cdef view.array holder
-    if size <= 0:
-        free(data[0])
-        data[0] = NULL
-        return np.empty(0, dtype=np.int32)
-    holder = view.array(shape=(size,), itemsize=sizeof(int32_t), format="i", mode="c", allocate_buffer=False)
-    holder.data = <char*>data[0]
-    holder.callback_free_data = free
-    data[0] = NULL
-    return np.asarray(holder)
+    return _owned(<void**>data, (max(size, 0),), sizeof(int32_t), "i", np.int32)
