@@ -29,8 +29,8 @@ from moonmaskc import ir
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError, UnsupportedError
 from moonmaskc.frontends.schema.keywords import unknown_format_warning, unknown_keyword_warning
 from moonmaskc.frontends.schema.layout import Layout
-from moonmaskc.frontends.schema.policy import check_required_names, has_openapi_intent
-from moonmaskc.frontends.schema.refs import DocumentSource, RefResolver
+from moonmaskc.frontends.schema.policy import has_openapi_intent
+from moonmaskc.frontends.schema.refs import DocumentSource, RefResolver, check_required_names
 from moonmaskc.limits import Limits
 
 T = TypeVar("T")

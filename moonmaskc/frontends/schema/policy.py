@@ -3,16 +3,13 @@
 Takes: one schema object (a dict) with its JSON pointer, and the walk's ``Context``.
 Hands on: the schema without annotations (``clean``), after recording in the context a warning for
 each unknown, disabled or OpenAPI keyword and, for a keyword we refuse, an error (strict) or a
-dropped-keyword warning (lenient). ``has_openapi_intent`` tells whether a document is OpenAPI's;
-``check_required_names`` refuses a document whose ``required`` arrays hold anything but strings
-(before any part of the walk reads them as key names).
+dropped-keyword warning (lenient). ``has_openapi_intent`` tells whether a document is OpenAPI's.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema.keywords import (
     COMPILED,
     OPENAPI,
@@ -120,55 +117,3 @@ def has_openapi_intent(root: Any) -> bool:
             ):
                 stack.append(value)
     return False
-
-
-def check_required_names(root: Any) -> None:
-    """Raise ``UnsupportedError`` (keyword ``required``, its JSON pointer) when an array of
-    ``required`` in one of the document's schemas holds anything but strings: the combinators and
-    merges read those entries as key names, whatever schema they stand in. Other values of
-    ``required`` (draft-03's boolean) are left to the keyword policy. Iterative; only the keywords
-    that hold subschemas are entered (the maps of named subschemas by their values), so that
-    annotations and extension keywords (``x-*``) are never read as schemas."""
-    from moonmaskc.frontends.schema.refs import pointer_child
-
-    stack: list[tuple[Any, str]] = [(root, "#")]
-    while stack:
-        schema, where = stack.pop()
-        if not isinstance(schema, dict):
-            continue
-        required = schema.get("required")
-        if isinstance(required, list) and not all(isinstance(name, str) for name in required):
-            raise UnsupportedError(
-                "keyword 'required'", "must be an array of strings (property names)", where=where
-            )
-        for key, value in schema.items():
-            child = pointer_child(where, str(key))
-            if key in _SCHEMA_MAPS and isinstance(value, dict):
-                stack.extend((item, pointer_child(child, str(name))) for name, item in value.items())
-            elif key in _SCHEMA_LISTS and isinstance(value, list):
-                stack.extend((item, f"{child}/{index}") for index, item in enumerate(value))
-            elif key in _SCHEMA_VALUES:
-                stack.append((value, child))
-
-
-# Where a schema holds subschemas: maps of named ones, lists of them, one of them.
-_SCHEMA_MAPS = frozenset(
-    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
-)
-_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
-_SCHEMA_VALUES = frozenset(
-    {
-        "additionalProperties",
-        "items",
-        "additionalItems",
-        "contains",
-        "propertyNames",
-        "not",
-        "if",
-        "then",
-        "else",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "contentSchema",
-    }
-)

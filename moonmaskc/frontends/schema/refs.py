@@ -15,6 +15,8 @@ folder of the longest ``ref_roots`` prefix of its URI (the rest of the URI, unqu
 path under the folder), else from the meta-schemas of the ``jsonschema_specifications`` package
 (drafts 3 to 2020-12), else the reference is refused. Nothing is ever downloaded. A document that
 declares its own ``$schema`` names its bases by that draft; otherwise it is read as the root is.
+``check_required_names`` refuses a document (the root or one read here) whose ``required`` arrays
+hold anything but strings, before any part of the walk reads them as key names.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from urllib.parse import unquote, urljoin
 
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError, UnsupportedError
 from moonmaskc.frontends.schema.keywords import is_annotation
-from moonmaskc.frontends.schema.policy import check_required_names
 
 OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
 # How many other documents one compile may read (a bound on a closure of references).
@@ -38,6 +39,24 @@ NOT_FETCHED = "remote references are not fetched"
 # Keywords whose value maps names to subschemas (the names are not keywords).
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
 _VALUES = ("enum", "const", "examples", "default")
+# Where else a schema holds subschemas (beside ``_SCHEMA_MAPS``): lists of them, one of them.
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
+_SCHEMA_VALUES = frozenset(
+    {
+        "additionalProperties",
+        "items",
+        "additionalItems",
+        "contains",
+        "propertyNames",
+        "not",
+        "if",
+        "then",
+        "else",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "contentSchema",
+    }
+)
 
 
 def pointer_child(pointer: str, *parts: str | int) -> str:
@@ -429,6 +448,33 @@ def _refs_with_siblings(schema: Any, pointer: str) -> Iterator[str]:
                 stack.append((value, pointer_child(at, key)))
             elif isinstance(value, list):
                 stack.extend((v, pointer_child(at, key, i)) for i, v in enumerate(value))
+
+
+def check_required_names(root: Any) -> None:
+    """Raise ``UnsupportedError`` (keyword ``required``, its JSON pointer) when an array of
+    ``required`` in one of the document's schemas holds anything but strings: the combinators and
+    merges read those entries as key names, whatever schema they stand in. Other values of
+    ``required`` (draft-03's boolean) are left to the keyword policy. Iterative; only the keywords
+    that hold subschemas are entered (the maps of named subschemas by their values), so that
+    annotations and extension keywords (``x-*``) are never read as schemas."""
+    stack: list[tuple[Any, str]] = [(root, "#")]
+    while stack:
+        schema, where = stack.pop()
+        if not isinstance(schema, dict):
+            continue
+        required = schema.get("required")
+        if isinstance(required, list) and not all(isinstance(name, str) for name in required):
+            raise UnsupportedError(
+                "keyword 'required'", "must be an array of strings (property names)", where=where
+            )
+        for key, value in schema.items():
+            child = pointer_child(where, str(key))
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
+                stack.extend((item, pointer_child(child, str(name))) for name, item in value.items())
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                stack.extend((item, f"{child}/{index}") for index, item in enumerate(value))
+            elif key in _SCHEMA_VALUES:
+                stack.append((value, child))
 
 
 def _joined(base: str, reference: str) -> str:
