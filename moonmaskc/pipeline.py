@@ -303,14 +303,15 @@ def _lenient_rounds(
 
 
 LENIENT_ROUND_DROPS = 5
-COSTLY_LENGTH_STATES = 1000
-"""Length bounds below this many states are never dropped by a lenient round."""
 
 
 def _costliest(costs: dict[str, int], dropped: frozenset[str], count: int) -> list[str]:
-    """The ``count`` costliest length bounds not dropped yet (at least ``COSTLY_LENGTH_STATES``)."""
+    """The ``count`` costliest length bounds not dropped yet, among those the schema front end
+    calls costly (``diagnostics.COSTLY_STRING_STATES`` states or more; only schemas have costs)."""
+    from moonmaskc.frontends.schema.diagnostics import COSTLY_STRING_STATES
+
     ranked = sorted(costs.items(), key=lambda item: (-item[1], item[0]))
-    return [p for p, states in ranked if states >= COSTLY_LENGTH_STATES and p not in dropped][:count]
+    return [p for p, states in ranked if states >= COSTLY_STRING_STATES and p not in dropped][:count]
 
 
 def lenient_length_drops(costs: dict[str, int], options: CompileOptions) -> frozenset[str]:
