@@ -28,6 +28,7 @@ imported here (plus ``moonmaskc.errors`` for the size bound and malformed inputs
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -127,6 +128,22 @@ def _check_inputs(dfa: DFA, trie: ByteTrie, vocab_size: int, eos_id: int) -> Non
         raise MalformedArraysError("the DFA's byte classes point outside its transition columns")
     if dfa.accepting.shape != (states,):
         raise MalformedArraysError("the DFA's accepting flags do not match its states")
+    _check_trie(trie)
+    token_ids = trie.node_token_ids
+    if not 0 <= eos_id < vocab_size or (
+        len(token_ids) and (token_ids.min() < 0 or token_ids.max() >= vocab_size)
+    ):
+        raise MalformedArraysError("token ids (or the eos id) outside the vocabulary")
+
+
+_CHECKED_TRIES: weakref.WeakSet[ByteTrie] = weakref.WeakSet()
+
+
+def _check_trie(trie: ByteTrie) -> None:
+    """Raise ``MalformedArraysError`` unless the trie's arrays keep every index in range. A trie
+    whose arrays are all read-only (as ``trie_for`` hands them on) is checked once per object."""
+    if trie in _CHECKED_TRIES:
+        return
     parents, node_byte, levels = trie.node_parent, trie.node_byte, trie.level_offsets
     nodes = len(parents) if parents.ndim == 1 else 0
     arrays = (parents, node_byte, levels, trie.node_token_offsets, trie.node_token_ids)
@@ -159,10 +176,8 @@ def _check_inputs(dfa: DFA, trie: ByteTrie, vocab_size: int, eos_id: int) -> Non
         or (np.diff(offsets) < 0).any()
     ):
         raise MalformedArraysError("the vocabulary trie's token offsets do not match its tokens")
-    if not 0 <= eos_id < vocab_size or (
-        len(token_ids) and (token_ids.min() < 0 or token_ids.max() >= vocab_size)
-    ):
-        raise MalformedArraysError("token ids (or the eos id) outside the vocabulary")
+    if not any(array.flags.writeable for array in (*arrays, token_ids)):
+        _CHECKED_TRIES.add(trie)
 
 
 def _is_int(array: np.ndarray) -> bool:

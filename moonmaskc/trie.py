@@ -119,7 +119,7 @@ _LOADED: weakref.WeakKeyDictionary[Vocabulary, ByteTrie] = weakref.WeakKeyDictio
 def trie_for(vocabulary: Vocabulary, use_cache: bool = True) -> ByteTrie:
     """The trie of ``vocabulary``: kept in memory for as long as the ``Vocabulary`` object lives
     (repeated compiles with one loaded vocabulary pay nothing), else from the disk cache when a
-    valid copy is there, else built and cached."""
+    valid copy is there, else built and cached. Its arrays are read-only."""
     if not use_cache:
         return build_trie(vocabulary)
     trie = _LOADED.get(vocabulary)
@@ -131,6 +131,8 @@ def trie_for(vocabulary: Vocabulary, use_cache: bool = True) -> ByteTrie:
     if trie is None:
         trie = build_trie(vocabulary)
         write_cached_arrays(path, trie.to_arrays())
+    for name in _ARRAY_NAMES:  # shared by every compile with this vocabulary: checked once
+        getattr(trie, name).flags.writeable = False
     _LOADED[vocabulary] = trie
     return trie
 

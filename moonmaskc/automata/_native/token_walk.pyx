@@ -65,6 +65,75 @@ cdef extern from *:
     """
     void _prefetch "MOONMASKC_PREFETCH"(const void* address) noexcept nogil
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define MOONMASKC_NOINLINE __attribute__((noinline))
+    #else
+    #define MOONMASKC_NOINLINE
+    #endif
+    /* The composition over a small DFA (its weights a table; see _compose), kept out of line and
+       with restrict pointers so that the loop keeps every pointer in a register. */
+    #define MOONMASKC_COMPOSE_SMALL(NAME, STATE)                                                 \
+    static MOONMASKC_NOINLINE uint64_t NAME(                                                     \
+        const int32_t* __restrict support, const STATE* __restrict targets, int64_t size,        \
+        const STATE* __restrict column, const uint64_t* __restrict weights,                      \
+        int32_t* __restrict out_support, STATE* __restrict out_targets, int64_t* out_size) {     \
+        uint64_t h = 0;                                                                          \
+        int64_t kept = 0;                                                                        \
+        for (int64_t j = 0; j < size; j++) {                                                     \
+            int32_t s = support[j];                                                              \
+            STATE target = column[targets[j]];                                                   \
+            out_support[kept] = s;                                                               \
+            out_targets[kept] = target;                                                          \
+            h += (uint64_t)target * weights[s];                                                  \
+            kept += target != 0;                                                                 \
+        }                                                                                        \
+        *out_size = kept;                                                                        \
+        return h;                                                                                \
+    }
+    MOONMASKC_COMPOSE_SMALL(moonmaskc_compose_small_u16, uint16_t)
+    MOONMASKC_COMPOSE_SMALL(moonmaskc_compose_small_i32, int32_t)
+
+    /* The tokens to flip from the pattern `theirs` to `mine` (0/1 bytes, `stride` of them, a
+       multiple of 8, zero past the classes): the sum of `sizes` where they differ, compared eight
+       classes at a time; stops as soon as the sum reaches `best`. */
+    static MOONMASKC_NOINLINE int64_t moonmaskc_flip_cost(
+        const uint8_t* mine, const uint8_t* theirs, int64_t stride, const int64_t* sizes,
+        int64_t best) {
+        int64_t cost = 0;
+        for (int64_t chunk = 0; chunk < stride; chunk += 8) {
+            uint64_t a, b, differ;
+            memcpy(&a, mine + chunk, 8);
+            memcpy(&b, theirs + chunk, 8);
+            differ = a ^ b;
+            while (differ) {
+    #if defined(__GNUC__) || defined(__clang__)
+                int byte = __builtin_ctzll(differ) >> 3;
+    #else
+                int byte = 0;
+                while (!((differ >> (8 * byte)) & 0xFF)) byte++;
+    #endif
+                cost += sizes[chunk + byte];
+                if (cost >= best) return cost;
+                differ &= differ - 1;
+            }
+        }
+        return cost;
+    }
+    """
+    uint64_t _compose_small_u16 "moonmaskc_compose_small_u16"(
+        const int32_t* support, const uint16_t* targets, int64_t size, const uint16_t* column,
+        const uint64_t* weights, int32_t* out_support, uint16_t* out_targets, int64_t* out_size,
+    ) noexcept nogil
+    int64_t _flip_cost "moonmaskc_flip_cost"(
+        const uint8_t* mine, const uint8_t* theirs, int64_t stride, const int64_t* sizes, int64_t best
+    ) noexcept nogil
+    uint64_t _compose_small_i32 "moonmaskc_compose_small_i32"(
+        const int32_t* support, const int32_t* targets, int64_t size, const int32_t* column,
+        const uint64_t* weights, int32_t* out_support, int32_t* out_targets, int64_t* out_size,
+    ) noexcept nogil
+
 cdef enum:
     _OK = 0
     _LIMIT = 1
@@ -72,6 +141,7 @@ cdef enum:
     _FIRST_CAPACITY = 64
     _PREFETCH_AHEAD = 16  # entries: a composition asks for a column's cache line this far ahead
     _TABLE_BLOCK_BYTES = 4194304  # the next states (and their classes) written together
+    _WEIGHT_TABLE_STATES = 16384  # up to this many states, the weights are a table (128 KiB)
     _NO_MEMORY = -2
     _OVER_LIMIT = -1
     _ABSENT = -1  # a pair not in the pair table
@@ -285,18 +355,27 @@ cdef uint64_t _compose(
     const state_t* targets,
     int64_t size,
     const state_t* column,
+    const uint64_t* weights,
     int32_t* out_support,
     state_t* out_targets,
     int64_t* out_size,
 ) noexcept nogil:
     """The map ``s -> column[map(s)]`` of the map alive on ``support`` (``size`` states) with
     ``targets`` there: its support (the states whose target stays alive, still ascending), its
-    targets and its hash. Branch-free: every state is written, and kept when its target is not 0."""
+    targets and its hash. Branch-free: every state is written, and kept when its target is not 0.
+    ``weights`` (``_weight`` of every state) is given for a DFA small enough that it and the column
+    stay in cache, ``NULL`` otherwise (the weights are computed and the column prefetched)."""
     cdef uint64_t h = 0
     cdef int64_t j
     cdef int64_t kept = 0
     cdef int32_t s
     cdef state_t target
+    if weights != NULL:
+        if state_t is uint16_t:
+            h = _compose_small_u16(support, targets, size, column, weights, out_support, out_targets, out_size)
+        else:
+            h = _compose_small_i32(support, targets, size, column, weights, out_support, out_targets, out_size)
+        return _mix(h)
     for j in range(size):
         if j + _PREFETCH_AHEAD < size:
             _prefetch(column + targets[j + _PREFETCH_AHEAD])
@@ -705,6 +784,7 @@ cdef int _compose_level(
     MapStore* store,
     PairTable* pairs,
     const state_t* columns,
+    const uint64_t* weights,
     const int32_t* node_parent,
     const uint8_t* node_byte,
     const int32_t* byte_class,
@@ -774,6 +854,7 @@ cdef int _compose_level(
             (<const state_t*>store.targets) + first,
             store.support_start[parent_map + 1] - first,
             columns + byte_cls * num_states,
+            weights,
             scratch_support,
             scratch_targets,
             &size,
@@ -812,6 +893,7 @@ def compose_over_trie(
     cdef PairTable pairs
     cdef int32_t* scratch_support = NULL
     cdef state_t* scratch_targets = NULL
+    cdef uint64_t* weights = NULL
     cdef Pending pending
     cdef const state_t* column_data
     cdef int32_t* node_data
@@ -874,6 +956,13 @@ def compose_over_trie(
                 or pending.class_start == NULL
             ):
                 status = _NO_MEMORY
+            if status == 0 and num_states <= _WEIGHT_TABLE_STATES:
+                weights = <uint64_t*>malloc(<size_t>num_states * sizeof(uint64_t))
+                if weights == NULL:
+                    status = _NO_MEMORY
+                else:
+                    for s in range(num_states):
+                        weights[s] = _weight(s)
             if status == 0:
                 status = _store_init(store, num_states, sizeof(state_t), max_cells)
             if status == 0:
@@ -898,7 +987,7 @@ def compose_over_trie(
             high = level_offsets[d + 1]
             with nogil:
                 status = _compose_level(
-                    store, &pairs, column_data, &node_parent[0], &node_byte[0], &byte_class[0],
+                    store, &pairs, column_data, weights, &node_parent[0], &node_byte[0], &byte_class[0],
                     num_classes, node_data, &pending, scratch_support, scratch_targets, low,
                     high, &live,
                 )
@@ -924,6 +1013,7 @@ def compose_over_trie(
         _pairs_free(&pairs)
         free(scratch_support)
         free(scratch_targets)
+        free(weights)
         free(pending.parent_map)
         free(pending.byte_cls)
         free(pending.order)
@@ -974,12 +1064,13 @@ cdef int _pack(
     cdef SizedClass* order = <SizedClass*>malloc(<size_t>(classes + 1) * sizeof(SizedClass))
     cdef int64_t* fill = <int64_t*>malloc(<size_t>(classes + 1) * sizeof(int64_t))
     cdef uint32_t* full = <uint32_t*>malloc(<size_t>(words + 1) * sizeof(uint32_t))
-    cdef uint8_t* pattern = NULL  # rows x used classes, biggest class first
+    cdef uint8_t* pattern = NULL  # rows x stride (used classes, biggest first, then zeros)
     cdef int64_t* allowed_tokens = NULL
+    cdef int64_t* sizes = NULL  # the used classes' sizes, biggest first, then zeros
     cdef int64_t used = 0
+    cdef int64_t stride = 0
     cdef int64_t r, k, t, c, p, first, best, cost, base
     cdef const uint8_t* mine
-    cdef const uint8_t* theirs
     cdef uint32_t* row
     cdef uint8_t start_bit
     cdef int status = 0
@@ -1006,16 +1097,22 @@ cdef int _pack(
             tokens[fill[c]] = <int32_t>t
             fill[c] += 1
         qsort(order, <size_t>used, sizeof(SizedClass), _bigger_first)
-        pattern = <uint8_t*>malloc(<size_t>(rows * used + 1))
+        stride = (used + 7) // 8 * 8
+        pattern = <uint8_t*>malloc(<size_t>(rows * stride + 1))
         allowed_tokens = <int64_t*>malloc(<size_t>(rows + 1) * sizeof(int64_t))
-        if pattern == NULL or allowed_tokens == NULL:
+        sizes = <int64_t*>malloc(<size_t>(stride + 1) * sizeof(int64_t))
+        if pattern == NULL or allowed_tokens == NULL or sizes == NULL:
             status = _NO_MEMORY
     if status == 0:
+        memset(pattern, 0, <size_t>(rows * stride))
+        memset(sizes, 0, <size_t>stride * sizeof(int64_t))
+        for k in range(used):
+            sizes[k] = order[k].size
         for r in range(rows):
             cost = 0
             for k in range(used):
                 start_bit = 1 if allowed[r * classes + order[k].cls] else 0
-                pattern[r * used + k] = start_bit
+                pattern[r * stride + k] = start_bit
                 if start_bit:
                     cost += order[k].size
             allowed_tokens[r] = cost
@@ -1029,17 +1126,11 @@ cdef int _pack(
             if vocab_size - allowed_tokens[r] < best:
                 best = vocab_size - allowed_tokens[r]
                 base = -2
-            mine = pattern + r * used
+            mine = pattern + r * stride
             first = r - window if r > window else 0
             p = r - 1
             while p >= first and best > 0:
-                theirs = pattern + p * used
-                cost = 0
-                for k in range(used):
-                    if mine[k] != theirs[k]:
-                        cost += order[k].size
-                        if cost >= best:
-                            break
+                cost = _flip_cost(mine, pattern + p * stride, stride, sizes, best)
                 if cost < best:
                     best = cost
                     base = p
@@ -1055,7 +1146,7 @@ cdef int _pack(
                 elif base == -2:
                     start_bit = 1
                 else:
-                    start_bit = pattern[base * used + k]
+                    start_bit = pattern[base * stride + k]
                 if mine[k] != start_bit:
                     c = order[k].cls
                     _flip_class(row, tokens, starts[c], starts[c + 1])
@@ -1066,6 +1157,7 @@ cdef int _pack(
     free(full)
     free(pattern)
     free(allowed_tokens)
+    free(sizes)
     return status
 
 
