@@ -275,8 +275,12 @@ def _lenient_rounds(
     is 458,000 states) with a warning each, and tries again: the language gets wider, as
     ``--lenient`` promises for what cannot be compiled within the bounds. When the bounds the front
     end kept already need more states than ``max_states`` together (their states add up along a
-    document), the costliest are dropped before any automaton is built (``lenient_length_drops``)."""
+    document), the costliest are dropped before any automaton is built (``lenient_length_drops``).
+    When no length bound is left to drop, the recursion depth (``--max-depth``: ``$ref`` re-entries,
+    and how deep ``{}`` nests) is lowered one level a round, down to 1, with a warning: the language
+    gets narrower (``_depth_lowered``)."""
     rounds = 0
+    requested_depth = options.limits.max_depth
     costs: dict[str, int] = {}  # the length bounds of the last front end run that got through
     while True:
         try:
@@ -290,16 +294,52 @@ def _lenient_rounds(
             timings["frontend_s"] = time.perf_counter() - started
             dfa = _compile_dfa(result, options.limits)
             timings["dfa_s"] = time.perf_counter() - started - timings["frontend_s"]
+            if options.limits.max_depth < requested_depth:
+                _depth_lowered(result, requested_depth, options.limits)
             return result, dfa
         except LimitError as error:
+            if kind != "schema" or not options.lenient or error.bound not in ("max_states", "max_work"):
+                raise
             # The costliest of the bounds the error names (or, past the front end, that it kept):
             # 5, then 10, 20, 40 a round.
             named = {**costs, **error.costly} if error.costly else {}
             more = set(_costliest(named, options.dropped_lengths, LENIENT_ROUND_DROPS << rounds))
-            if kind != "schema" or not options.lenient or not more or rounds == LENIENT_LENGTH_ROUNDS:
+            if more and rounds < LENIENT_LENGTH_ROUNDS:
+                options = dataclasses.replace(options, dropped_lengths=options.dropped_lengths | more)
+                rounds += 1
+            elif options.limits.max_depth > LENIENT_MIN_DEPTH:
+                lowered = dataclasses.replace(options.limits, max_depth=options.limits.max_depth - 1)
+                options = dataclasses.replace(options, limits=lowered)
+            else:
                 raise
-            options = dataclasses.replace(options, dropped_lengths=options.dropped_lengths | more)
-            rounds += 1
+
+
+LENIENT_MIN_DEPTH = 1
+"""Lenient schema compiles past the state bound lower ``--max-depth`` a level a round, to this."""
+
+
+def _depth_lowered(result: FrontendResult, requested: int, limits: Limits) -> None:
+    """Record in ``result`` that a lenient compile cut recursion at ``limits.max_depth`` instead of
+    the ``requested`` depth to fit the state bound: a warning, and a narrower language."""
+    result.warnings.append(
+        f"recursion cut at depth {limits.max_depth} instead of --max-depth {requested}: at depth "
+        f"{limits.max_depth + 1} the automaton needed more than --max-states {limits.max_states} "
+        f"states; values whose $ref recursion or {{}} nesting goes deeper are rejected (narrower)"
+    )
+    earlier = result.notes.get("language")
+    if earlier is None:
+        language = "narrower than the schema's: recursion was cut below --max-depth to fit --max-states"
+    elif earlier.startswith("narrower"):
+        language = (
+            "narrower than the schema's: keywords dropped inside not / if, and recursion cut below "
+            "--max-depth"
+        )
+    else:
+        language = (
+            "not the schema's: keywords were dropped where they widen it, and recursion was cut "
+            "below --max-depth"
+        )
+    result.notes["language"] = f"{language} (see ignored_keywords and warnings)"
 
 
 LENIENT_ROUND_DROPS = 5

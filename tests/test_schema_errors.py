@@ -489,3 +489,42 @@ def test_extension_keywords_holding_required_like_data_are_not_read_as_schemas()
     }
     dfa = compile_ir(compile_schema_ir(schema).node)
     assert dfa.accepts(b'{"a":1}') and not dfa.accepts(b"{}")
+
+
+def test_lenient_lowers_the_recursion_depth_when_nothing_else_fits_the_state_bound() -> None:
+    """A schema that recurses through two properties doubles its automaton per level of $ref:
+    past the state bound at --max-depth 3, with no length bound to drop. Strict refuses; lenient
+    cuts the recursion one level lower, says so in a warning and in the notes (narrower), and the
+    artifact is exact at that depth: a value nested one level deeper is rejected."""
+    import moonmaskc
+
+    schema = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#"}, "b": {"$ref": "#"}, "n": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+    depth_two = moonmaskc.compile_schema(schema, tokenizer=None, max_depth=2)
+    depth_three = moonmaskc.compile_schema(schema, tokenizer=None, max_depth=3)
+    bound = (depth_two.dfa.num_states + depth_three.dfa.num_states) // 2
+    with pytest.raises(LimitError):
+        moonmaskc.compile_schema(schema, tokenizer=None, max_states=bound)
+
+    artifact = moonmaskc.compile_schema(schema, tokenizer=None, max_states=bound, lenient=True)
+    assert artifact.dfa.num_states == depth_two.dfa.num_states
+    assert artifact.metadata["notes"]["max_depth"] == 2
+    assert artifact.metadata["options"]["max_depth"] == 3  # what was asked stays on record
+    assert artifact.metadata["notes"]["language"].startswith("narrower")
+    warned = [w for w in artifact.metadata["warnings"] if w.startswith("recursion cut at depth 2")]
+    assert len(warned) == 1 and "--max-depth 3" in warned[0] and f"--max-states {bound}" in warned[0]
+    assert artifact.match('{"a":{"b":{"n":1}},"n":2}').accepted
+    assert not artifact.match('{"a":{"b":{"a":{"n":1}}}}').accepted
+    assert depth_three.match('{"a":{"b":{"a":{"n":1}}}}').accepted
+
+
+def test_lenient_depth_rounds_stop_at_depth_one() -> None:
+    """A bound that even depth 1 passes: lenient refuses with the state bound, as strict does."""
+    import moonmaskc
+
+    schema = {"type": "object", "properties": {"a": {"$ref": "#"}, "n": {"type": "integer"}}}
+    with pytest.raises(LimitError, match="max_states"):
+        moonmaskc.compile_schema(schema, tokenizer=None, max_states=20, lenient=True)
