@@ -19,7 +19,7 @@ import json
 import os
 import random
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,6 +78,15 @@ class Guide:
         # With the native core, a fill is one C call: the mask row of each state, kept on first use.
         self._copy_row = _native_copy_row()
         self._state_masks: list[np.ndarray | None] = [None] * self._num_states
+        filler = _native_filler()
+        if filler is not None:  # the common case in C, everything else to the method below
+            self.fill_bitmask = filler(  # type: ignore[method-assign]
+                self._num_states,
+                self._words,
+                self._state_masks,
+                self._state_mask_row,
+                partial(Guide.fill_bitmask, self),
+            ).fill
 
     @cached_property
     def _token_class(self) -> np.ndarray:
@@ -232,8 +241,12 @@ class Guide:
         self._next.warm()
         if self._copy_row is not None:
             rows = self.table.mask_rows
-            self._state_masks = [rows[row] for row in self._state_rows]
+            self._state_masks[:] = [rows[row] for row in self._state_rows]  # (shared with the filler)
         return self
+
+    def _state_mask_row(self, state: int) -> np.ndarray:
+        """The packed mask row of ``state`` (a state in range)."""
+        return self.table.mask_rows[self._state_rows[state]]
 
     def start(self) -> int:
         return self._start
@@ -558,6 +571,15 @@ def _as_numpy(logits: Any) -> np.ndarray:
     if _is_torch(logits):
         return logits.detach().float().cpu().numpy()
     return np.asarray(logits)
+
+
+def _native_filler() -> Callable[..., Any] | None:
+    """The native core's ``StateRowFiller`` class (``_native/fill.pyx``), or None as for
+    ``_native_copy_row``."""
+    from moonmaskc.automata.native import native
+
+    module = native("fill")
+    return None if module is None else getattr(module, "StateRowFiller", None)
 
 
 def _native_copy_row() -> Callable[[Any, int, Any, int], bool] | None:
