@@ -86,6 +86,7 @@ def test_copy_row_declines_what_it_must_not_write() -> None:
     _declined(np.zeros((2, 2, words), np.int32), 0, source, words)  # 3-D
     _declined(np.zeros((2, words), np.int32), 2, source, words)  # no such row
     _declined(np.zeros((2, words), np.int32), -1, source, words)
+    _declined(np.zeros((2, words), np.int32), 1 << 70, source, words)  # past any index
     _declined(np.zeros((2, words), np.int32), 0, source[:-1], words)  # short source
     _declined(np.zeros((2, words), np.int32), 0, np.arange(words * 2, dtype=np.uint32)[::2], words)
     _declined(np.zeros((2, words), np.int32), 0, source, -1)
@@ -106,3 +107,39 @@ def test_a_declined_buffer_still_gets_the_runtime_error(artifact_path: Path) -> 
         guide.fill_bitmask(guide.start(), np.zeros((1, guide.bitmask_words), np.int64))
     with pytest.raises(RuntimeInputError):
         guide.fill_bitmask(guide.start(), np.zeros((2, guide.bitmask_words), np.int32), 2)
+
+
+def test_the_guide_fills_through_the_native_filler_before_and_after_warming(artifact_path: Path) -> None:
+    """``fill_bitmask`` is the native ``StateRowFiller.fill``; it serves every state the same before
+    and after ``warm()`` (which fills the per-state rows it shares with the filler), hands keyword
+    budgets, numpy integer states and huge rows to the checked Python path, and leaves a numpy
+    bitmask of the wrong width untouched with the runtime's error."""
+    guide = Guide.load(artifact_path)
+    assert type(guide.fill_bitmask.__self__).__name__ == "StateRowFiller"
+    reference = Guide.load(artifact_path)
+    cold = {}
+    for state in range(guide.num_states):
+        out = np.zeros((1, guide.bitmask_words), np.uint32)
+        guide.fill_bitmask(state, out)
+        cold[state] = out.copy()
+    guide.warm()
+    for state in range(guide.num_states):
+        out = np.zeros((1, guide.bitmask_words), np.uint32)
+        guide.fill_bitmask(state, out)
+        expected = np.zeros_like(out)
+        _numpy_fill(reference, state, expected, 0)
+        assert np.array_equal(out, cold[state]) and np.array_equal(out, expected), state
+    start = guide.start()
+    budgeted = np.zeros((1, guide.bitmask_words), np.int32)
+    guide.fill_bitmask(start, budgeted, tokens_left=1000)
+    numpy_state = np.zeros((1, guide.bitmask_words), np.int32)
+    guide.fill_bitmask(np.int64(start), numpy_state)
+    assert np.array_equal(numpy_state, budgeted) and budgeted.any()
+    with pytest.raises(RuntimeInputError):
+        guide.fill_bitmask(start, np.zeros((2, guide.bitmask_words), np.int32), 1 << 70)
+    with pytest.raises(RuntimeInputError):
+        guide.fill_bitmask(guide.num_states, np.zeros((1, guide.bitmask_words), np.int32))
+    narrow = np.full((1, guide.bitmask_words - 1), 7, np.int32)
+    with pytest.raises(RuntimeInputError):
+        guide.fill_bitmask(start, narrow)
+    assert (narrow == 7).all()

@@ -516,6 +516,30 @@ def test_malformed_arrays_raise_a_moonmask_error(monkeypatch: pytest.MonkeyPatch
         packed_masks(np.ones(3, dtype=bool), np.array([0, 1]))
 
 
+def test_a_read_only_trie_is_checked_once_and_a_writable_one_every_time() -> None:
+    """The trie checks are cached per trie object only when its arrays are read-only (as
+    ``trie_for`` hands them on): a writable trie changed in place after a good compile is still
+    refused, and a read-only trie cannot be changed in place at all."""
+    from moonmaskc import token_classes as module
+
+    dfa, trie, vocabulary = small_dfa_and_trie()
+    token_classes(dfa, trie, vocabulary.size, vocabulary.eos_id)
+    assert trie not in module._CHECKED_TRIES
+    trie.node_parent[2] = 7  # a parent after its node
+    with pytest.raises(MoonmaskError, match="parent"):
+        token_classes(dfa, trie, vocabulary.size, vocabulary.eos_id)
+
+    dfa, trie, vocabulary = small_dfa_and_trie()
+    for name in ("node_parent", "node_byte", "level_offsets", "node_token_offsets", "node_token_ids"):
+        getattr(trie, name).flags.writeable = False
+    token_classes(dfa, trie, vocabulary.size, vocabulary.eos_id)
+    assert trie in module._CHECKED_TRIES
+    with pytest.raises(ValueError):
+        trie.node_parent[2] = 7
+    with pytest.raises(MoonmaskError, match="eos id"):  # the vocabulary's side is checked every time
+        token_classes(dfa, trie, vocabulary.size, vocabulary.size)
+
+
 def test_the_native_backstop_rejects_what_slips_past(walk: ModuleType) -> None:
     """Called directly with bad arrays, the native functions answer ``BAD_INPUT`` (no crash)."""
     dfa, trie, _ = small_dfa_and_trie()

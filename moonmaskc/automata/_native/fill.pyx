@@ -48,8 +48,13 @@ cdef bint _int32_format(const char* fmt):
     return (fmt[0] == b"i" or fmt[0] == b"I") and fmt[1] == 0
 
 
-def copy_row(object out, Py_ssize_t row, object source, Py_ssize_t words):
-    return _copy_row(out, row, source, words)
+def copy_row(object out, object row, object source, Py_ssize_t words):
+    cdef Py_ssize_t index
+    try:
+        index = row
+    except (OverflowError, TypeError):  # (a row no buffer has: the checked path says so)
+        return False
+    return _copy_row(out, index, source, words)
 
 
 cdef bint _copy_row(object out, Py_ssize_t row, object source, Py_ssize_t words) except -1:
