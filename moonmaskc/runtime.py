@@ -79,7 +79,9 @@ class Guide:
         self._copy_row = _native_copy_row()
         self._state_masks: list[np.ndarray | None] = [None] * self._num_states
         filler = _native_filler()
-        if filler is not None:  # the common case in C, everything else to the method below
+        if filler is not None and type(self).fill_bitmask is Guide.fill_bitmask:
+            # The common case in C, everything else to the method below (a subclass's own
+            # fill_bitmask is left alone).
             self.fill_bitmask = filler(  # type: ignore[method-assign]
                 self._num_states,
                 self._words,
