@@ -76,25 +76,42 @@ def ir_matches(node: ir.Node, data: bytes) -> bool:
     return match(node, 0, len(data))
 
 
-def ir_nodes() -> st.SearchStrategy[ir.Node]:
+def ir_nodes(
+    more_leaves: st.SearchStrategy[ir.Node] | None = None,
+    longest_seq: int = 3,
+    three_part_loops: bool = False,
+    max_leaves: int = 8,
+) -> st.SearchStrategy[ir.Node]:
+    """IRs over ``ALPHABET``: texts, epsilon and byte sets as leaves (and ``more_leaves``), joined
+    by seq, alt, bounded and unbounded repeats and the JSON-list loop ``X (S X)*`` (with
+    ``three_part_loops``, also ``Z X S (Z X S)*``: a loop whose body repeats the three parts
+    before it, as a separated list with a prefix is built)."""
     leaves = st.one_of(
         st.sampled_from([ir.text("a"), ir.text("b"), ir.text("c"), ir.EPSILON]),
         st.sets(st.sampled_from(list(ALPHABET)), min_size=1).map(lambda bs: ir.byte_set(ir.mask_of(bs))),
+        *([more_leaves] if more_leaves is not None else []),
     )
 
     def extend(children: st.SearchStrategy[ir.Node]) -> st.SearchStrategy[ir.Node]:
         bounds = st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 3))).filter(
             lambda b: b[1] is None or b[1] >= b[0]
         )
-        return st.one_of(
-            st.lists(children, min_size=2, max_size=3).map(lambda xs: ir.seq(*xs)),
+        shapes = [
+            st.lists(children, min_size=2, max_size=longest_seq).map(lambda xs: ir.seq(*xs)),
             st.lists(children, min_size=2, max_size=3).map(lambda xs: ir.alt(*xs)),
             st.tuples(children, bounds).map(lambda t: ir.repeat(t[0], t[1][0], t[1][1])),
             # X (S X)*, the shape of JSON lists, which the NFA builds with one copy of X
             st.tuples(children, children).map(lambda t: ir.seq(t[0], ir.star(ir.seq(t[1], t[0])))),
-        )
+        ]
+        if three_part_loops:
+            shapes.append(
+                st.tuples(children, children, children).map(
+                    lambda t: ir.seq(t[2], t[0], t[1], ir.star(ir.seq(t[2], t[0], t[1])))
+                )
+            )
+        return st.one_of(*shapes)
 
-    return st.recursive(leaves, extend, max_leaves=8)
+    return st.recursive(leaves, extend, max_leaves=max_leaves)
 
 
 def all_strings(max_len: int) -> list[bytes]:

@@ -30,6 +30,7 @@ from moonmaskc.frontends import gbnf
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.limits import Limits
 from tests.conftest import PROJECT_ROOT, data_dir
+from tests.test_automata import ir_nodes
 
 MODULE = native("thompson")
 pytestmark = pytest.mark.skipif(MODULE is None, reason="the native core is not built")
@@ -97,27 +98,10 @@ def _automaton_leaves() -> st.SearchStrategy[ir.Node]:
 
 
 def ir_with_automata() -> st.SearchStrategy[ir.Node]:
-    leaves = st.one_of(
-        st.sampled_from([ir.text("a"), ir.text("b"), ir.text("c"), ir.EPSILON, ir.NOTHING]),
-        st.sets(st.sampled_from(list(b"abc")), min_size=1).map(lambda bs: ir.byte_set(ir.mask_of(bs))),
-        _automaton_leaves(),
-    )
-
-    def extend(children: st.SearchStrategy[ir.Node]) -> st.SearchStrategy[ir.Node]:
-        bounds = st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(0, 3))).filter(
-            lambda b: b[1] is None or b[1] >= b[0]
-        )
-        return st.one_of(
-            st.lists(children, min_size=2, max_size=4).map(lambda xs: ir.seq(*xs)),
-            st.lists(children, min_size=2, max_size=3).map(lambda xs: ir.alt(*xs)),
-            st.tuples(children, bounds).map(lambda t: ir.repeat(t[0], t[1][0], t[1][1])),
-            st.tuples(children, children).map(lambda t: ir.seq(t[0], ir.star(ir.seq(t[1], t[0])))),
-            st.tuples(children, children, children).map(
-                lambda t: ir.seq(t[2], t[0], t[1], ir.star(ir.seq(t[2], t[0], t[1])))
-            ),
-        )
-
-    return st.recursive(leaves, extend, max_leaves=10)
+    """``test_automata.ir_nodes`` with embedded automata and the empty language among the leaves,
+    longer sequences and three-part loops."""
+    more_leaves = st.one_of(st.just(ir.NOTHING), _automaton_leaves())
+    return ir_nodes(more_leaves, longest_seq=4, three_part_loops=True, max_leaves=10)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
