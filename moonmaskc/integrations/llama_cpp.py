@@ -42,12 +42,12 @@ from typing import Any
 import numpy as np
 
 from moonmaskc.errors import RuntimeInputError, VocabularyError
+from moonmaskc.integrations.allow_rows import AllowRows, NoContinuation
 from moonmaskc.runtime import Guide
 
 __all__ = ["FINISHED", "MoonmaskLlamaProcessor", "token_piece", "vocabulary_mismatches"]
 
 FINISHED = -1
-_BUDGET_ROWS_KEPT = 4096
 
 
 def _as_guide(source: Any, tokenizer: Any = None) -> Guide:
@@ -118,8 +118,7 @@ class MoonmaskLlamaProcessor:
         self.generated: list[int] = []
         self.mask_seconds = 0.0
         self.calls = 0
-        self._rows: dict[int, np.ndarray] = {}
-        self._budget_rows: dict[tuple[int, int], np.ndarray] = {}
+        self._allow_rows = AllowRows(self.guide)
 
     @property
     def finished(self) -> bool:
@@ -274,35 +273,14 @@ class MoonmaskLlamaProcessor:
         return following
 
     def _allowed_row(self, state: int, tokens_left: int | None) -> np.ndarray:
-        """The boolean allow-row of ``state`` (cached per state), or with ``tokens_left`` under the
-        budget rule once it binds (cached per state and budget)."""
-        if tokens_left is not None and tokens_left < self.guide.loose_budget(state):
-            key = (state, tokens_left)
-            row = self._budget_rows.get(key)
-            if row is None:
-                try:
-                    ids = self.guide.allowed(state, tokens_left=tokens_left)
-                except RuntimeInputError as error:
-                    raise RuntimeInputError(
-                        f"budget {self.budget}, {tokens_left} tokens left: {error}"
-                    ) from None
-                row = np.zeros(self.guide.vocab_size, dtype=bool)
-                row[ids] = True
-                if len(self._budget_rows) >= _BUDGET_ROWS_KEPT:
-                    self._budget_rows.clear()
-                self._budget_rows[key] = row
-            return row
-        row = self._rows.get(state)
-        if row is None:
-            row = np.zeros(self.guide.vocab_size, dtype=bool)
-            row[self.guide.allowed(state)] = True
-            if not row.any():
-                raise RuntimeInputError(
-                    f"no token of the vocabulary can continue from state {state} (the artifact's "
-                    "vocabulary cannot spell any continuation here)"
-                )
-            self._rows[state] = row
-        return row
+        """The boolean allow-row of ``state``, under the budget rule once ``tokens_left`` binds
+        it (``AllowRows``); a budget error names the budget."""
+        try:
+            return self._allow_rows.row(state, tokens_left)
+        except NoContinuation:
+            raise
+        except RuntimeInputError as error:
+            raise RuntimeInputError(f"budget {self.budget}, {tokens_left} tokens left: {error}") from None
 
 
 _GGUF_VOCABULARIES: dict[tuple[str, int, int, str | None], Any] = {}

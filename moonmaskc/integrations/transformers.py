@@ -31,6 +31,7 @@ import torch
 from transformers import LogitsProcessor
 
 from moonmaskc.errors import RuntimeInputError
+from moonmaskc.integrations.allow_rows import AllowRows, NoContinuation
 from moonmaskc.runtime import Guide
 
 __all__ = ["MoonmaskLogitsProcessor", "as_guide"]
@@ -84,7 +85,7 @@ class MoonmaskLogitsProcessor(LogitsProcessor):
         self.pad_token_id = pad_token_id
         self.max_new_tokens: int | None = None
         self._generation_config = generation_config
-        self._budget_rows: dict[tuple[int, int], np.ndarray] = {}
+        self._allow_rows = AllowRows(self.guide)
         if max_new_tokens is not None:
             self.max_new_tokens = self._checked_budget(max_new_tokens, "max_new_tokens")
         self.prompt_length: int | None = None
@@ -96,7 +97,6 @@ class MoonmaskLogitsProcessor(LogitsProcessor):
         self._finished_ids = np.array(
             sorted({self.guide.eos} | ({pad_token_id} if pad_token_id is not None else set())), dtype=np.int64
         )
-        self._row_cache: dict[int, np.ndarray] = {}
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         began = time.perf_counter()
@@ -170,40 +170,18 @@ class MoonmaskLogitsProcessor(LogitsProcessor):
         )
 
     def _allowed_row(self, row: int, state: int, tokens_left: int | None = None) -> np.ndarray:
-        """The boolean allow-row of ``state`` over the vocabulary (cached per state), or with
-        ``tokens_left`` under the budget rule once it binds (cached per state and budget)."""
+        """The boolean allow-row of ``state`` over the vocabulary, under the budget rule once
+        ``tokens_left`` binds it (``AllowRows``); errors name the row and the budget."""
         if state == FINISHED:
             return np.zeros(self.guide.vocab_size, dtype=bool)
-        if tokens_left is not None and tokens_left < self.guide.loose_budget(state):
-            return self._budgeted_row(row, state, tokens_left)
-        cached = self._row_cache.get(state)
-        if cached is None:
-            bits = np.unpackbits(self.guide.mask(state).astype("<u4").view(np.uint8), bitorder="little")
-            cached = bits[: self.guide.vocab_size].astype(bool)
-            if not cached.any():
-                raise RuntimeInputError(
-                    f"row {row}: no token of the vocabulary can continue from state {state} "
-                    "(the artifact's vocabulary cannot spell any continuation here)"
-                )
-            self._row_cache[state] = cached
-        return cached
-
-    def _budgeted_row(self, row: int, state: int, tokens_left: int) -> np.ndarray:
-        key = (state, tokens_left)
-        cached = self._budget_rows.get(key)
-        if cached is None:
-            try:
-                ids = self.guide.allowed(state, tokens_left=tokens_left)
-            except RuntimeInputError as error:
-                raise RuntimeInputError(
-                    f"row {row}, {self.max_new_tokens} new tokens allowed, {tokens_left} left: {error}"
-                ) from None
-            cached = np.zeros(self.guide.vocab_size, dtype=bool)
-            cached[ids] = True
-            if len(self._budget_rows) >= 4096:
-                self._budget_rows.clear()
-            self._budget_rows[key] = cached
-        return cached
+        try:
+            return self._allow_rows.row(state, tokens_left)
+        except NoContinuation as error:
+            raise RuntimeInputError(f"row {row}: {error}") from None
+        except RuntimeInputError as error:
+            raise RuntimeInputError(
+                f"row {row}, {self.max_new_tokens} new tokens allowed, {tokens_left} left: {error}"
+            ) from None
 
     def _state_of(self, row: int, tokens: np.ndarray, fresh: dict[bytes, int]) -> int:
         """The state after ``tokens`` (the row's generated tokens). The previous call's prefixes
