@@ -549,6 +549,23 @@ def print_refusals(rows: list[dict[str, Any]]) -> None:
             f"| other ({len(rest)} reasons) | {sum(total[w] for w in rest)} | "
             f"{sum(rescued[w] for w in rest)} |" + cells
         )
+    print_lenient_refusals(rows)
+
+
+def print_lenient_refusals(rows: list[dict[str, Any]]) -> None:
+    """What the schemas that ``--lenient`` does not compile either stop at, by reason and subset."""
+    per_subset = {
+        row["subset"]: Counter(s["lenient_refusal"] for s in row["schemas"] if s.get("lenient_refusal"))
+        for row in rows
+    }
+    total: Counter[str] = sum(per_subset.values(), Counter())
+    if not total:
+        return
+    print("\nLenient refusals and time-outs by reason (schemas no mode compiles)")
+    print("| reason | total |" + "".join(f" {row['subset']} |" for row in rows))
+    print("|" + "---|" * (2 + len(rows)))
+    for why, n in total.most_common():
+        print(f"| {why} | {n} |" + "".join(f" {per_subset[row['subset']].get(why, '')} |" for row in rows))
 
 
 def _ratio(ours: list[float], theirs: list[float], q: float) -> float | None:
