@@ -1,12 +1,14 @@
 """Bounds on every blow-up of compilation, each with the CLI flag that raises it.
 
 Takes: user options. Hands on: a frozen ``Limits`` that every stage consults; a stage that exceeds
-one raises ``LimitError`` naming the bound and its flag.
+one raises ``LimitError`` naming the bound and its flag. A bound that is not an integer is a
+``TypeError``, one outside its range a ``ValueError``, when the ``Limits`` is made.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from numbers import Integral
 
 DEFAULT_MAX_STATES = 200_000
 DEFAULT_MAX_REPEAT = 100_000
@@ -20,6 +22,19 @@ DEFAULT_MAX_WORK = 20_000_000
 DEFAULT_MAX_NESTING = 1_000
 LARGEST_MAX_NESTING = 20_000
 NFA_STATES_PER_DFA_STATE = 8
+
+
+LARGEST_BOUND = 1 << 56  # any bound (and 8 x max_states, the NFA bound) fits the native 64-bit integers
+_LEAST = {
+    "max_states": 1,
+    "max_repeat": 0,
+    "max_depth": 0,
+    "max_table_cells": 1,
+    "max_work": 1,
+    "max_nesting": 1,
+}
+"""The smallest value of each bound; each is an integer (``TypeError`` otherwise) from it to
+``LARGEST_BOUND`` (``ValueError`` outside)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +58,15 @@ class Limits:
     max_nesting: int = DEFAULT_MAX_NESTING
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_nesting <= LARGEST_MAX_NESTING:
+        for name, least in _LEAST.items():
+            given = getattr(self, name)
+            if isinstance(given, bool) or not isinstance(given, Integral):
+                raise TypeError(f"{name} must be an integer, not {given!r}")
+            value = int(given)  # (a numpy integer becomes a Python int)
+            if not least <= value <= LARGEST_BOUND:
+                raise ValueError(f"{name} must be in {least}..{LARGEST_BOUND}, not {value}")
+            object.__setattr__(self, name, value)
+        if self.max_nesting > LARGEST_MAX_NESTING:
             raise ValueError(f"max_nesting must be in 1..{LARGEST_MAX_NESTING}, not {self.max_nesting}")
 
     @property

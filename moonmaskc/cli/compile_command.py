@@ -19,7 +19,7 @@ import click
 from moonmaskc.cli import console
 from moonmaskc.errors import MoonmaskError, SourceError
 from moonmaskc.frontends.deep import run_deep
-from moonmaskc.limits import LARGEST_MAX_NESTING, Limits
+from moonmaskc.limits import LARGEST_BOUND, LARGEST_MAX_NESTING, Limits
 from moonmaskc.pipeline import Kind, compile_source, link, make_options
 
 EXTENSION_KINDS = {
@@ -132,19 +132,23 @@ def _json_kind(value: Any) -> str:
     "--kind", type=click.Choice(["regex", "gbnf", "schema"]), help="Kind of SOURCE (default: by extension)."
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Artifact to write.")
-@click.option("--max-states", type=click.IntRange(min=1), help="Bound on DFA states (default 200000).")
 @click.option(
-    "--max-repeat", type=click.IntRange(min=1), help="Bound on counted repetitions (default 100000)."
+    "--max-states", type=click.IntRange(1, LARGEST_BOUND), help="Bound on DFA states (default 200000)."
 )
-@click.option("--max-depth", type=click.IntRange(min=0), help="Unroll recursion to this depth.")
+@click.option(
+    "--max-repeat",
+    type=click.IntRange(1, LARGEST_BOUND),
+    help="Bound on counted repetitions (default 100000).",
+)
+@click.option("--max-depth", type=click.IntRange(0, LARGEST_BOUND), help="Unroll recursion to this depth.")
 @click.option(
     "--max-table-cells",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, LARGEST_BOUND),
     help="Bound on token-table cells: states x distinct token behaviours (default 2^30).",
 )
 @click.option(
     "--max-work",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, LARGEST_BOUND),
     help="Bound on the estimated subset-construction work, checked before any automaton is built "
     "(default 20000000).",
 )

@@ -19,6 +19,7 @@ import click
 from moonmaskc import playground
 from moonmaskc.cli import console
 from moonmaskc.errors import MoonmaskError
+from moonmaskc.limits import LARGEST_BOUND
 from moonmaskc.playground.config import (
     DEFAULT_PORT,
     LOOPBACK_HOSTS,
@@ -40,7 +41,7 @@ from moonmaskc.playground.config import (
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
 @click.option(
     "--max-states",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, LARGEST_BOUND),
     default=PLAYGROUND_MAX_STATES,
     show_default=True,
     help="Bound on DFA states per compile (the page may ask for less).",

@@ -46,10 +46,16 @@ def recursion_budget(limits: Limits) -> int:
 
 def _raise_limit(frames: int) -> None:
     with _limit_lock:
-        if not _active_limits:
+        first = not _active_limits
+        if first:
             _saved_limit.append(sys.getrecursionlimit())
+        try:
+            sys.setrecursionlimit(max(_saved_limit[-1], frames, *_active_limits))
+        except BaseException:  # nothing is kept of a limit that could not be set
+            if first:
+                _saved_limit.pop()
+            raise
         _active_limits.append(frames)
-        sys.setrecursionlimit(max(_saved_limit[-1], *_active_limits))
 
 
 def _restore_limit(frames: int) -> None:

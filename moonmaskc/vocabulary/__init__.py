@@ -74,7 +74,14 @@ def load_vocabulary(spec: str | os.PathLike[str] | Vocabulary, eos: str | None =
         if eos is not None and spec.eos_token != eos:
             raise VocabularyError(f"eos {eos!r} was given for an already loaded vocabulary with another eos")
         return spec
+    if not isinstance(spec, str | os.PathLike):
+        raise VocabularyError(
+            f"a tokenizer is a path to a tokenizer.json (or its folder, or a .gguf file), a cached "
+            f"model name, 'bytes' or a loaded Vocabulary, not {type(spec).__name__} {spec!r}"
+        )
     text = os.fspath(spec)
+    if not isinstance(text, str):
+        raise VocabularyError(f"a tokenizer path must be text, not {text!r}")
     if text == BYTES_VOCABULARY_NAME:
         if eos not in (None, BYTES_EOS_TOKEN):
             raise VocabularyError(f"the built-in bytes vocabulary has only eos {BYTES_EOS_TOKEN!r}")
