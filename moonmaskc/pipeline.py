@@ -19,7 +19,7 @@ from moonmaskc.artifact import Artifact
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import core_name
-from moonmaskc.errors import LimitError, MoonmaskError
+from moonmaskc.errors import LimitError, MoonmaskError, SourceError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
 from moonmaskc.frontends.work import check_work
@@ -120,6 +120,9 @@ def make_options(**options: Any) -> CompileOptions:
         for key in ("max_states", "max_repeat", "max_table_cells", "max_work", "max_nesting")
         if options.get(key) is not None
     }
+    for name in ("start", "whitespace", "eos"):
+        if options.get(name) is not None and not isinstance(options[name], str):
+            raise TypeError(f"{name} must be a string, not {options[name]!r}")
     max_depth = options.get("max_depth")
     if max_depth is not None:
         limit_args["max_depth"] = max_depth  # the schema's $ref depth
@@ -157,13 +160,22 @@ Frontend = Callable[[Any, CompileOptions], FrontendResult]
 def _regex_frontend(source: Any, options: CompileOptions) -> FrontendResult:
     from moonmaskc.frontends import regex
 
-    return regex.parse(str(source), options.limits)
+    return regex.parse(_text(source, "regex"), options.limits)
 
 
 def _gbnf_frontend(source: Any, options: CompileOptions) -> FrontendResult:
     from moonmaskc.frontends import gbnf
 
-    return gbnf.parse(str(source), start=options.start, limits=options.limits, max_depth=options.unroll_depth)
+    text = _text(source, "GBNF grammar")
+    return gbnf.parse(text, start=options.start, limits=options.limits, max_depth=options.unroll_depth)
+
+
+def _text(source: Any, kind: str) -> str:
+    """``source`` when it is text: a regex or a grammar is never made from another object's
+    ``str()`` (``compile_regex(None)`` would match the text ``None``)."""
+    if not isinstance(source, str):
+        raise SourceError(f"a {kind} must be text (str), not {type(source).__name__}")
+    return source
 
 
 def _schema_frontend(source: Any, options: CompileOptions) -> FrontendResult:

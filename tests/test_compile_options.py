@@ -82,3 +82,21 @@ def test_the_cli_refuses_a_bound_past_the_largest_without_a_traceback(flag: str,
         main, ["compile", "--regex", "ab", "-o", str(tmp_path / "b.npz"), flag, str(LARGEST_BOUND)]
     )
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("source", [None, 1, b"ab", ["ab"]])
+def test_a_regex_or_grammar_that_is_not_text_is_a_source_error(source: Any) -> None:
+    """Not compiled from its ``str()``: ``compile_regex(None)`` once matched the text ``None``."""
+    from moonmaskc.errors import SourceError
+
+    with pytest.raises(SourceError, match="must be text"):
+        moonmaskc.compile_regex(source, tokenizer=None)
+    with pytest.raises(SourceError, match="must be text"):
+        moonmaskc.compile_gbnf(source, tokenizer=None)
+
+
+@pytest.mark.parametrize("option", ["start", "whitespace", "eos"])
+@pytest.mark.parametrize("value", [1, ["root"], b"root"])
+def test_a_text_option_of_another_type_names_itself(option: str, value: Any) -> None:
+    with pytest.raises(TypeError, match=f"{option} must be a string"):
+        moonmaskc.compile_gbnf('root ::= "a"', tokenizer=None, **{option: value})

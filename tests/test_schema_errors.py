@@ -427,6 +427,25 @@ def test_required_names_that_are_not_strings_are_a_clear_error(schema: dict, whe
     assert "array of strings" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [
+        ({"type": 1}, "#/type"),
+        ({"type": None}, "#/type"),
+        ({"type": ["string", {"type": "object"}]}, "#/type"),  # draft-03's union of schemas
+        ({"type": [1]}, "#/type"),
+        ({"properties": {"a": {"type": {"x": 1}}}}, "#/properties/a/type"),
+        ({"anyOf": [{"type": "string"}, {"type": True}]}, "#/anyOf/1/type"),
+    ],
+)
+def test_a_type_that_is_not_type_names_is_a_clear_error(schema: dict, where: str) -> None:
+    """It crashed with a ``TypeError`` where the walk turned it into a set of names."""
+    with pytest.raises(UnsupportedError) as caught:
+        compile_schema_ir(schema)
+    assert "'type'" in str(caught.value) and f"at {where}:" in str(caught.value)
+    assert "type name" in str(caught.value)
+
+
 def test_a_property_named_required_is_not_the_keyword() -> None:
     schema = {"properties": {"required": {"type": "integer"}}, "required": ["required"]}
     dfa = compile_ir(compile_schema_ir(schema).node)

@@ -15,8 +15,9 @@ folder of the longest ``ref_roots`` prefix of its URI (the rest of the URI, unqu
 path under the folder), else from the meta-schemas of the ``jsonschema_specifications`` package
 (drafts 3 to 2020-12), else the reference is refused. Nothing is ever downloaded. A document that
 declares its own ``$schema`` names its bases by that draft; otherwise it is read as the root is.
-``check_required_names`` refuses a document (the root or one read here) whose ``required`` arrays
-hold anything but strings, before any part of the walk reads them as key names.
+``check_name_keywords`` refuses a document (the root or one read here) whose ``required`` arrays
+hold anything but strings, or whose ``type`` is not a type name or an array of them, before any
+part of the walk reads them as key or type names.
 """
 
 from __future__ import annotations
@@ -165,7 +166,7 @@ class DocumentSource:
                 f"{path} (read for {uri} through {root}) holds a JSON {_json_kind(value)}, not a "
                 "JSON Schema (an object or a boolean)"
             )
-        check_required_names(value)
+        check_name_keywords(value)
         return value
 
 
@@ -450,10 +451,11 @@ def _refs_with_siblings(schema: Any, pointer: str) -> Iterator[str]:
                 stack.extend((v, pointer_child(at, key, i)) for i, v in enumerate(value))
 
 
-def check_required_names(root: Any) -> None:
-    """Raise ``UnsupportedError`` (keyword ``required``, its JSON pointer) when an array of
-    ``required`` in one of the document's schemas holds anything but strings: the combinators and
-    merges read those entries as key names, whatever schema they stand in. Other values of
+def check_name_keywords(root: Any) -> None:
+    """Raise ``UnsupportedError`` (the keyword, its JSON pointer) when an array of ``required`` in
+    one of the document's schemas holds anything but strings, or a ``type`` is neither a type name
+    nor an array of them (draft-03's schemas inside ``type`` included): the combinators and merges
+    read those entries as key names and type names, whatever schema they stand in. Other values of
     ``required`` (draft-03's boolean) are left to the keyword policy. Iterative; only the keywords
     that hold subschemas are entered (the maps of named subschemas by their values), so that
     annotations and extension keywords (``x-*``) are never read as schemas."""
@@ -466,6 +468,17 @@ def check_required_names(root: Any) -> None:
         if isinstance(required, list) and not all(isinstance(name, str) for name in required):
             raise UnsupportedError(
                 "keyword 'required'", "must be an array of strings (property names)", where=where
+            )
+        declared = schema.get("type")
+        if "type" in schema and not (
+            isinstance(declared, str)
+            or (isinstance(declared, list) and all(isinstance(name, str) for name in declared))
+        ):
+            raise UnsupportedError(
+                "keyword 'type'",
+                "must be a type name or an array of type names (draft-03's schemas in 'type' are not "
+                f"supported), not {json.dumps(declared)[:60]}",
+                where=pointer_child(where, "type"),
             )
         for key, value in schema.items():
             child = pointer_child(where, str(key))
