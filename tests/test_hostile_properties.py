@@ -193,3 +193,66 @@ def artifact_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_random_match_texts(artifact_path: Path, texts: list[str]) -> None:
     check_clean(invoke("match", str(artifact_path), "--", *texts), allowed=(0, 1, 2))
     check_clean(invoke("match", str(artifact_path), "--json", "--", *texts), allowed=(0, 1, 2))
+
+
+# Schema-shaped documents: the keywords the walk reads structurally, each given a schema, a list of
+# them, a map of them or a stray scalar (the shapes that crashed it: ``{"type": 1}``, ``{"$ref": 1}``,
+# ``{"required": 0}``, ``{"$id": true}``, ``{"dependencies": {"a": "("}}``, ``properties: ""``).
+_STRAYS = st.sampled_from(
+    [
+        None,
+        True,
+        False,
+        0,
+        1,
+        -1,
+        2.5,
+        10**20,
+        "",
+        "a",
+        "object",
+        "#",
+        "#/$defs/a",
+        "(",
+        [],
+        {},
+        [1],
+        ["a"],
+        {"a": 1},
+    ]
+)
+_SCHEMA_KEYS = [
+    "type", "properties", "required", "additionalProperties", "items", "prefixItems", "minItems", "enum",
+    "const", "minimum", "multipleOf", "maxLength", "pattern", "format", "allOf", "anyOf", "oneOf", "not",
+    "if", "then", "else", "$ref", "$defs", "definitions", "patternProperties", "propertyNames",
+    "minProperties", "dependentRequired", "dependentSchemas", "dependencies", "contains", "maxContains",
+    "unevaluatedProperties", "unevaluatedItems", "uniqueItems", "$id", "$anchor", "nullable",
+]  # fmt: skip
+
+
+def _schema_shaped(children: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    value = st.one_of(
+        _STRAYS,
+        children,
+        st.lists(children, max_size=3),
+        st.dictionaries(st.sampled_from(["a", "b", "^x"]), children, max_size=3),
+        st.sampled_from(["object", "array", "string", "integer", ["object", "array"]]),
+        st.sampled_from(["#", "#/$defs/a", "#/definitions/a", "#/properties/a", "b.json"]),
+    )
+    return st.dictionaries(st.sampled_from(_SCHEMA_KEYS), value, max_size=4)
+
+
+schema_shaped = st.recursive(st.one_of(st.booleans(), st.just({})), _schema_shaped, max_leaves=10)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=schema_shaped, lenient=st.booleans())
+def test_schema_shaped_garbage_gets_a_moonmask_error_or_compiles(schema: object, lenient: bool) -> None:
+    """Through the public call, strict and lenient: compiled, or a ``MoonmaskError``; nothing else."""
+    import moonmaskc
+    from moonmaskc.errors import MoonmaskError
+
+    try:
+        moonmaskc.compile_schema(schema, tokenizer=None, lenient=lenient, max_states=3000, max_work=200_000)
+    except MoonmaskError as error:
+        assert str(error)

@@ -412,12 +412,16 @@ def test_lenient_drops_length_bounds_that_together_pass_the_bound_before_buildin
 @pytest.mark.parametrize(
     ("schema", "where"),
     [
-        ({"required": [["a"]]}, "#"),
-        ({"type": "object", "required": [1]}, "#"),
-        ({"allOf": [{"required": [{"a": 1}]}, {"properties": {"a": {}}}]}, "#/allOf/0"),
-        ({"not": {"required": [None]}}, "#/not"),
-        ({"oneOf": [{"required": [["x"]]}, {"required": ["a"]}]}, "#/oneOf/0"),
-        ({"properties": {"a": {"properties": {"b": {"required": [2]}}}}}, "#/properties/a/properties/b"),
+        ({"required": [["a"]]}, "#/required"),
+        ({"type": "object", "required": [1]}, "#/required"),
+        ({"allOf": [{"required": [{"a": 1}]}, {"properties": {"a": {}}}]}, "#/allOf/0/required"),
+        ({"not": {"required": [None]}}, "#/not/required"),
+        ({"oneOf": [{"required": [["x"]]}, {"required": ["a"]}]}, "#/oneOf/0/required"),
+        (
+            {"properties": {"a": {"properties": {"b": {"required": [2]}}}}},
+            "#/properties/a/properties/b/required",
+        ),
+        ({"required": 0}, "#/required"),
     ],
 )
 def test_required_names_that_are_not_strings_are_a_clear_error(schema: dict, where: str) -> None:

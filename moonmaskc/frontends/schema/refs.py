@@ -452,42 +452,101 @@ def _refs_with_siblings(schema: Any, pointer: str) -> Iterator[str]:
 
 
 def check_name_keywords(root: Any) -> None:
-    """Raise ``UnsupportedError`` (the keyword, its JSON pointer) when an array of ``required`` in
-    one of the document's schemas holds anything but strings, or a ``type`` is neither a type name
-    nor an array of them (draft-03's schemas inside ``type`` included): the combinators and merges
-    read those entries as key names and type names, whatever schema they stand in. Other values of
-    ``required`` (draft-03's boolean) are left to the keyword policy. Iterative; only the keywords
-    that hold subschemas are entered (the maps of named subschemas by their values), so that
+    """Raise ``UnsupportedError`` (the keyword, its JSON pointer) where a schema of the document gives
+    a keyword that the walk reads structurally a value of the wrong shape, before any part of the
+    walk reads it: ``required`` neither an array of strings nor draft-03's boolean; ``type`` neither
+    a type name nor an array of them (draft-03's schemas inside ``type`` included); ``$ref``,
+    ``$id``, ``$anchor`` and the other identifiers not strings; ``properties``,
+    ``patternProperties``, ``dependentSchemas``, ``dependencies``, ``dependentRequired``,
+    ``$defs`` and ``definitions`` not objects; ``allOf``, ``anyOf``, ``oneOf``, ``prefixItems`` and
+    ``enum`` not arrays; a subschema (beside the named ones of ``$defs`` / ``definitions``, which
+    matter only once referenced) neither an object nor a boolean; a dependency neither a schema nor
+    an array of names. Iterative; only the keywords that hold subschemas are entered, so that
     annotations and extension keywords (``x-*``) are never read as schemas."""
     stack: list[tuple[Any, str]] = [(root, "#")]
     while stack:
         schema, where = stack.pop()
         if not isinstance(schema, dict):
             continue
-        required = schema.get("required")
-        if isinstance(required, list) and not all(isinstance(name, str) for name in required):
-            raise UnsupportedError(
-                "keyword 'required'", "must be an array of strings (property names)", where=where
-            )
-        declared = schema.get("type")
-        if "type" in schema and not (
-            isinstance(declared, str)
-            or (isinstance(declared, list) and all(isinstance(name, str) for name in declared))
-        ):
-            raise UnsupportedError(
-                "keyword 'type'",
-                "must be a type name or an array of type names (draft-03's schemas in 'type' are not "
-                f"supported), not {json.dumps(declared)[:60]}",
-                where=pointer_child(where, "type"),
-            )
+        for key in ("dependentRequired", "dependencies"):
+            entries = schema.get(key)
+            for name, item in entries.items() if isinstance(entries, dict) else ():
+                names = isinstance(item, list) and all(isinstance(n, str) for n in item)
+                if not names and (key == "dependentRequired" or not isinstance(item, dict | bool)):
+                    raise UnsupportedError(
+                        f"keyword {key!r}",
+                        "each property must map to an array of property names"
+                        + (" or a schema" if key == "dependencies" else "")
+                        + f", not {_shown(item)}",
+                        where=pointer_child(pointer_child(where, key), str(name)),
+                    )
+        for key, value in schema.items():
+            problem = _shape_problem(key, value)
+            if problem is not None:
+                raise UnsupportedError(
+                    f"keyword {key!r}",
+                    f"{problem}, not {_shown(value)}",
+                    where=pointer_child(where, str(key)),
+                )
         for key, value in schema.items():
             child = pointer_child(where, str(key))
             if key in _SCHEMA_MAPS and isinstance(value, dict):
-                stack.extend((item, pointer_child(child, str(name))) for name, item in value.items())
+                for name, item in value.items():
+                    place = pointer_child(child, str(name))
+                    if key in _NAMED_ONLY or (key == "dependencies" and isinstance(item, list)):
+                        stack.append((item, place))
+                    else:
+                        _check_subschema(item, place)
+                        stack.append((item, place))
             elif key in _SCHEMA_LISTS and isinstance(value, list):
-                stack.extend((item, f"{child}/{index}") for index, item in enumerate(value))
+                for index, item in enumerate(value):
+                    _check_subschema(item, f"{child}/{index}")
+                    stack.append((item, f"{child}/{index}"))
             elif key in _SCHEMA_VALUES:
+                if key != "items" or not isinstance(value, list):
+                    _check_subschema(value, child)
                 stack.append((value, child))
+
+
+# Maps of subschemas that matter only where a reference reaches them (checked then).
+_NAMED_ONLY = frozenset({"$defs", "definitions"})
+_IDENTIFIERS = frozenset(
+    {"$ref", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$schema"}
+)
+_OBJECTS = frozenset({*_SCHEMA_MAPS, "dependentRequired"})
+_ARRAYS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "enum"})
+
+
+def _shape_problem(key: str, value: Any) -> str | None:
+    """What is wrong with the shape of ``value`` under ``key`` (see ``check_name_keywords``)."""
+    if key == "required":
+        if isinstance(value, bool) or (isinstance(value, list) and all(isinstance(n, str) for n in value)):
+            return None
+        return "must be an array of strings (property names)"
+    if key == "type":
+        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(n, str) for n in value)):
+            return None
+        return (
+            "must be a type name or an array of type names (draft-03's schemas in 'type' are not supported)"
+        )
+    if key in _IDENTIFIERS and not isinstance(value, str):
+        return "must be a string"
+    if key in _OBJECTS and not isinstance(value, dict):
+        return "must be an object"
+    if key in _ARRAYS and not isinstance(value, list):
+        return "must be an array"
+    return None
+
+
+def _check_subschema(value: Any, where: str) -> None:
+    if not isinstance(value, dict | bool):
+        raise UnsupportedError(
+            f"schema {_shown(value)}", "a schema must be an object or a boolean", where=where
+        )
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, default=str)[:60]
 
 
 def _joined(base: str, reference: str) -> str:
