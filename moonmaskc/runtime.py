@@ -530,7 +530,11 @@ class Guide:
                 finished = True
                 break
             next_state = self.advance(state, token)
-            assert next_state is not None
+            if next_state is None:  # only a corrupted artifact's masks and next states disagree
+                raise ArtifactError(
+                    f"the artifact's mask of state {state} allows token {token}, which its next-state "
+                    "table does not: the artifact is corrupted"
+                )
             state = next_state
         return MonkeyResult(tokens, self.decode(tokens).decode("utf-8", "replace"), finished)
 

@@ -69,7 +69,7 @@ class ServingTable:
         self.mask_rows = MaskRows(arrays, words)
         self.eos_id = check.scalar("vocab_eos_id", arrays["vocab_eos_id"], 0, self.vocab_size)
         self.fingerprint = _text(arrays, "vocab_fingerprint", check)
-        self.vocab_arrays: Mapping[str, np.ndarray] = _VocabularyArrays(arrays, check)
+        self.vocab_arrays: Mapping[str, np.ndarray] = _VocabularyArrays(arrays, check, self.vocab_size)
         self._allowed_cache: dict[int, np.ndarray] = {}
 
     @property
@@ -186,9 +186,10 @@ class ServingTable:
 class _VocabularyArrays(Mapping[str, np.ndarray]):
     """The ``vocab_*`` arrays, each read and checked on first use."""
 
-    def __init__(self, arrays: ArtifactFile, check: ArrayChecker) -> None:
+    def __init__(self, arrays: ArtifactFile, check: ArrayChecker, vocab_size: int) -> None:
         self._arrays = arrays
         self._check = check
+        self._vocab_size = vocab_size
         self._cache: dict[str, np.ndarray] = {}
 
     def __getitem__(self, name: str) -> np.ndarray:
@@ -198,7 +199,7 @@ class _VocabularyArrays(Mapping[str, np.ndarray]):
                 raise KeyError(name)
             found = self._arrays[name]
             if name == "vocab_token_lengths":
-                self._check.array(name, found, "iu", (None,), 0, None)
+                self._check.array(name, found, "iu", (self._vocab_size,), 0, None)
             elif name == "vocab_token_bytes":
                 total = int(np.asarray(self["vocab_token_lengths"], dtype=np.int64).sum())
                 self._check.array(name, found, "u", (total,))

@@ -116,7 +116,8 @@ def _arrays_of(path: Path) -> dict[str, np.ndarray]:
 
 def _serve_everything(guide: Guide, states: int) -> list[object]:
     """What a user of the guide would see: masks, allowed tokens and next states of the first
-    states, and whether they accept."""
+    states, and whether they accept; the first and the last tokens decoded; monkey samples (which
+    step masks and next states together)."""
     seen: list[object] = []
     for state in range(min(states, guide.num_states)):
         seen.append(guide.mask(state).tobytes())
@@ -124,6 +125,8 @@ def _serve_everything(guide: Guide, states: int) -> list[object]:
         seen.append([guide.advance(state, int(token)) for token in allowed[:8]])
         seen.append(guide.is_accept(state))
     seen.append(guide.decode(list(range(min(40, guide.vocab_size)))))
+    seen.append(guide.decode([guide.vocab_size - 1]))
+    seen.extend(tuple(guide.monkey(seed, 12)) for seed in range(3))
     return seen
 
 
@@ -263,3 +266,26 @@ def test_warm_builds_every_row_and_changes_nothing(gpt2_artifact: Path) -> None:
     assert all(row is not None for row in rows._rows)  # type: ignore[union-attr]
     for state in range(0, cold.num_states, 11):
         assert np.array_equal(cold.mask(state), warm.mask(state))
+
+
+def test_vocabulary_lengths_of_the_wrong_size_are_refused(tmp_path: Path, gpt2_artifact: Path) -> None:
+    """One length short: decoding the last token read past the array (an ``IndexError`` out of
+    ``monkey``); now the lengths must match the token classes' vocabulary."""
+    arrays = _arrays_of(gpt2_artifact)
+    arrays["vocab_token_lengths"] = arrays["vocab_token_lengths"][:-1]
+    path = tmp_path / "short.npz"
+    write_artifact(path, arrays)
+    guide = Guide.load(path)
+    with pytest.raises(ArtifactError, match="vocab_token_lengths"):
+        guide.monkey(1, 20)
+
+
+def test_masks_that_disagree_with_the_next_states_stop_a_monkey_with_an_artifact_error(
+    gpt2_artifact: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sample steps with the mask and then the next-state table: where a corrupted artifact's
+    two disagree, an ``ArtifactError`` (it was a bare ``AssertionError``)."""
+    guide = Guide.load(gpt2_artifact)
+    monkeypatch.setattr(guide, "advance", lambda state, token: None)
+    with pytest.raises(ArtifactError, match="corrupted"):
+        guide.monkey(1, 20)
