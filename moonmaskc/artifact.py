@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.errors import ArtifactError
+from moonmaskc.errors import ArtifactError, RuntimeInputError
 from moonmaskc.format import (
     DEFAULT_MAX_BYTES,
     DFA_ARRAYS,
@@ -62,7 +62,22 @@ class Artifact:
     token_table: TokenTable | None = None
 
     def match(self, text: str | bytes) -> MatchResult:
-        data = text.encode("utf-8") if isinstance(text, str) else text
+        """Whether ``text`` (a ``str``, or its UTF-8 bytes) is accepted, and where it dies if not.
+        A ``str`` that UTF-8 cannot encode (a lone surrogate) is a ``RuntimeInputError``."""
+        if isinstance(text, bytearray | memoryview):
+            text = bytes(text)
+        if isinstance(text, str):
+            try:
+                data = text.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise RuntimeInputError(
+                    f"the text holds a lone surrogate U+{ord(text[error.start]):04X} at character "
+                    f"{error.start}, which UTF-8 cannot encode"
+                ) from None
+        elif isinstance(text, bytes):
+            data = text
+        else:
+            raise RuntimeInputError(f"a text to match is a str or bytes, not {type(text).__name__}")
         shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
         state, died_at = self.dfa.walk(data)
         if died_at is not None:

@@ -100,3 +100,14 @@ def test_a_regex_or_grammar_that_is_not_text_is_a_source_error(source: Any) -> N
 def test_a_text_option_of_another_type_names_itself(option: str, value: Any) -> None:
     with pytest.raises(TypeError, match=f"{option} must be a string"):
         moonmaskc.compile_gbnf('root ::= "a"', tokenizer=None, **{option: value})
+
+
+@pytest.mark.parametrize("text", [None, 1, ["ab"], "\ud800b", "a\udcffb"])
+def test_matching_a_text_that_is_not_text_is_a_runtime_input_error(text: Any) -> None:
+    from moonmaskc.errors import RuntimeInputError
+
+    artifact = moonmaskc.compile_regex("ab", tokenizer=None)
+    with pytest.raises(RuntimeInputError):
+        artifact.match(text)
+    assert artifact.match(b"ab").accepted and artifact.match(bytearray(b"ab")).accepted
+    assert artifact.match("ab").accepted and not artifact.match("a").accepted
