@@ -26,12 +26,12 @@ NFA_STATES_PER_DFA_STATE = 8
 
 LARGEST_BOUND = 1 << 56  # any bound (and 8 x max_states, the NFA bound) fits the native 64-bit integers
 _LEAST = {
-    "max_states": 1,
+    "max_states": 0,  # (0: every automaton is past the bound; the CLI asks for at least 1)
     "max_repeat": 0,
     "max_depth": 0,
-    "max_table_cells": 1,
-    "max_work": 1,
-    "max_nesting": 1,
+    "max_table_cells": 0,
+    "max_work": 0,
+    "max_nesting": 1,  # the stack of the deep walks is sized from it
 }
 """The smallest value of each bound; each is an integer (``TypeError`` otherwise) from it to
 ``LARGEST_BOUND`` (``ValueError`` outside)."""
