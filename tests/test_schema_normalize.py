@@ -369,7 +369,8 @@ def test_dependencies_malformed_names_keyword_and_pointer(schema: dict[str, Any]
         ),
         (
             {"type": "array", "prefixItems": [{"type": "object", "required": {}}]},
-            "unsupported keyword 'required' at #/prefixItems/0: must be an array",
+            "unsupported keyword 'required' at #/prefixItems/0: must be an array of strings (property "
+            "names), not {}",
         ),
     ],
 )

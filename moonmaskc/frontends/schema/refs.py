@@ -483,11 +483,7 @@ def check_name_keywords(root: Any) -> None:
         for key, value in schema.items():
             problem = _shape_problem(key, value)
             if problem is not None:
-                raise UnsupportedError(
-                    f"keyword {key!r}",
-                    f"{problem}, not {_shown(value)}",
-                    where=pointer_child(where, str(key)),
-                )
+                raise UnsupportedError(f"keyword {key!r}", f"{problem}, not {_shown(value)}", where=where)
         for key, value in schema.items():
             child = pointer_child(where, str(key))
             if key in _SCHEMA_MAPS and isinstance(value, dict):
