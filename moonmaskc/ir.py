@@ -180,12 +180,13 @@ def alt(*nodes: Node) -> Node:
     mask = 0
     has_byteset = False
     has_epsilon = False
-
-    def collect(part: Node) -> None:
-        nonlocal mask, has_byteset, has_epsilon
+    # Depth first, in order, with a list for a stack: a nested function calling itself would be a
+    # reference cycle per call, holding the nodes until the cyclic collector runs.
+    pending: list[Node] = list(reversed(nodes))
+    while pending:
+        part = pending.pop()
         if isinstance(part, Alt):
-            for sub in part.items:
-                collect(sub)
+            pending.extend(reversed(part.items))
         elif isinstance(part, ByteSet):
             if part.mask:
                 mask |= part.mask
@@ -194,13 +195,10 @@ def alt(*nodes: Node) -> Node:
             has_epsilon = True
         elif isinstance(part, Repeat) and part.min == 0 and part.max == 1:
             has_epsilon = True
-            collect(part.item)
+            pending.append(part.item)
         elif part not in seen:
             seen.add(part)
             items.append(part)
-
-    for node in nodes:
-        collect(node)
     if has_byteset:
         items.insert(0, ByteSet(mask))
     if not items:

@@ -93,6 +93,7 @@ def _counted(
     n = len(members)
     cap = most + 1 if most is not None else least
     memo: dict[tuple[int, int], ir.Node] = {}
+    recurse: list[Callable[[int, int], ir.Node]] = []  # nonempty, reached through a list
 
     def empty_ok(i: int, count: int) -> bool:
         return required_after[i] == 0 and count >= least and (most is None or count <= most)
@@ -113,16 +114,19 @@ def _counted(
                 )
         else:
             m = members[i].node
-            after = nonempty(i + 1, count + 1)
+            after = recurse[0](i + 1, count + 1)
             with_member = ir.seq(
                 m, ir.alt(ir.seq(sep, after), ir.EPSILON if empty_ok(i + 1, count + 1) else ir.NOTHING)
             )
-            without = ir.NOTHING if members[i].required else nonempty(i + 1, count)
+            without = ir.NOTHING if members[i].required else recurse[0](i + 1, count)
             result = share(ir.alt(with_member, without))
         memo[key] = result
         return result
 
-    return nonempty(0, 0), empty_ok(0, 0)
+    recurse.append(nonempty)
+    counted = nonempty(0, 0), empty_ok(0, 0)
+    recurse.clear()  # (else the function and its list would be a cycle holding every node made here)
+    return counted
 
 
 def positional_elements(
