@@ -75,20 +75,21 @@ class Guide:
             np.dtype(dtype): _RowViews(table.mask_rows, dtype) for dtype in (np.uint32, np.int32)
         }
         self._state_rows: list[int] = table.state_row.tolist()
-        # With the native core, a fill is one C call: the mask row of each state, kept on first use.
-        self._copy_row = _native_copy_row()
+        # With the native core, a fill is one C call (the common case; everything else goes to the
+        # method below): the mask row of each state, kept on first use. A subclass's own
+        # fill_bitmask is left alone.
         self._state_masks: list[np.ndarray | None] = [None] * self._num_states
-        filler = _native_filler()
-        if filler is not None and type(self).fill_bitmask is Guide.fill_bitmask:
-            # The common case in C, everything else to the method below (a subclass's own
-            # fill_bitmask is left alone).
-            self.fill_bitmask = filler(  # type: ignore[method-assign]
+        filler_class = _native_filler()
+        self._filler = None
+        if filler_class is not None and type(self).fill_bitmask is Guide.fill_bitmask:
+            self._filler = filler_class(
                 self._num_states,
                 self._words,
                 self._state_masks,
                 self._state_mask_row,
                 partial(Guide.fill_bitmask, self),
-            ).fill
+            )
+            self.fill_bitmask = self._filler.fill  # type: ignore[method-assign]
 
     @cached_property
     def _token_class(self) -> np.ndarray:
@@ -241,7 +242,7 @@ class Guide:
             warm()
         _ = self._token_class
         self._next.warm()
-        if self._copy_row is not None:
+        if self._filler is not None:
             rows = self.table.mask_rows
             self._state_masks[:] = [rows[row] for row in self._state_rows]  # (shared with the filler)
         return self
@@ -321,21 +322,8 @@ class Guide:
     def fill_bitmask(self, state: int, out: Any, row: int = 0, *, tokens_left: int | None = None) -> None:
         """Copy the mask of ``state`` into row ``row`` of ``out`` (numpy or torch, int32 or uint32,
         1-D or 2-D, at least ``bitmask_words`` words; extra words are set to 0). ``tokens_left``:
-        as in ``allowed``; while it is at least ``loose_budget(state)`` the fill is the unbudgeted one."""
-        copy = self._copy_row
-        if (
-            copy is not None
-            and tokens_left is None
-            and type(out) is np.ndarray
-            and type(state) is int
-            and type(row) is int
-            and 0 <= state < self._num_states
-        ):
-            source = self._state_masks[state]
-            if source is None:
-                source = self._state_masks[state] = self.table.mask_rows[self._state_rows[state]]
-            if copy(out, row, source, self._words):
-                return
+        as in ``allowed``; while it is at least ``loose_budget(state)`` the fill is the unbudgeted one.
+        (With the native core, the common case never gets here: see ``_native/fill.pyx``.)"""
         if (
             type(out) is np.ndarray
             and type(state) is int
@@ -580,21 +568,12 @@ def _as_numpy(logits: Any) -> np.ndarray:
 
 
 def _native_filler() -> Callable[..., Any] | None:
-    """The native core's ``StateRowFiller`` class (``_native/fill.pyx``), or None as for
-    ``_native_copy_row``."""
+    """The native core's ``StateRowFiller`` class (``_native/fill.pyx``), or None when it was not
+    built or ``MOONMASKC_PURE=1``: then fills take the numpy path."""
     from moonmaskc.automata.native import native
 
     module = native("fill")
     return None if module is None else getattr(module, "StateRowFiller", None)
-
-
-def _native_copy_row() -> Callable[[Any, int, Any, int], bool] | None:
-    """The native core's ``copy_row`` (see ``moonmaskc/automata/_native/fill.pyx``), or None when
-    it was not built or ``MOONMASKC_PURE=1``: then fills take the numpy path."""
-    from moonmaskc.automata.native import native
-
-    module = native("fill")
-    return None if module is None else module.copy_row
 
 
 class _RowViews:

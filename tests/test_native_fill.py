@@ -40,7 +40,7 @@ def _numpy_fill(guide: Guide, state: int, out: np.ndarray, row: int) -> None:
 def test_every_state_fills_as_the_numpy_path(artifact_path: Path, dtype: type, shape_extra: tuple) -> None:
     rows, extra = shape_extra
     guide = Guide.load(artifact_path)
-    assert guide._copy_row is not None
+    assert guide._filler is not None
     words = guide.bitmask_words + extra
     shape = (words,) if rows is None else (rows, words)
     for state in range(guide.num_states):
@@ -56,7 +56,7 @@ def test_pure_forced_guide_fills_the_same(artifact_path: Path, monkeypatch: pyte
     native_guide = Guide.load(artifact_path)
     monkeypatch.setenv("MOONMASKC_PURE", "1")
     pure_guide = Guide.load(artifact_path)
-    assert pure_guide._copy_row is None
+    assert pure_guide._filler is None
     for state in range(native_guide.num_states):
         a = np.zeros((1, native_guide.bitmask_words), np.int32)
         b = np.zeros((1, pure_guide.bitmask_words), np.int32)
