@@ -25,16 +25,16 @@ NFA_STATES_PER_DFA_STATE = 8
 
 
 LARGEST_BOUND = 1 << 56  # any bound (and 8 x max_states, the NFA bound) fits the native 64-bit integers
-_LEAST = {
-    "max_states": 0,  # (0: every automaton is past the bound; the CLI asks for at least 1)
-    "max_repeat": 0,
-    "max_depth": 0,
-    "max_table_cells": 0,
-    "max_work": 0,
-    "max_nesting": 1,  # the stack of the deep walks is sized from it
+_RANGES = {
+    "max_states": (0, LARGEST_BOUND),  # (0: every automaton is past the bound; the CLI asks for 1)
+    "max_repeat": (0, LARGEST_BOUND),
+    "max_depth": (0, LARGEST_BOUND),
+    "max_table_cells": (0, LARGEST_BOUND),
+    "max_work": (0, LARGEST_BOUND),
+    "max_nesting": (1, LARGEST_MAX_NESTING),  # the stack of the deep walks is sized from it
 }
-"""The smallest value of each bound; each is an integer (``TypeError`` otherwise) from it to
-``LARGEST_BOUND`` (``ValueError`` outside)."""
+"""The range of each bound; each is an integer (``TypeError`` otherwise) in it (``ValueError``
+outside)."""
 
 
 @dataclass(frozen=True)
@@ -58,16 +58,14 @@ class Limits:
     max_nesting: int = DEFAULT_MAX_NESTING
 
     def __post_init__(self) -> None:
-        for name, least in _LEAST.items():
+        for name, (least, most) in _RANGES.items():
             given = getattr(self, name)
             if isinstance(given, bool) or not isinstance(given, Integral):
                 raise TypeError(f"{name} must be an integer, not {given!r}")
             value = int(given)  # (a numpy integer becomes a Python int)
-            if not least <= value <= LARGEST_BOUND:
-                raise ValueError(f"{name} must be in {least}..{LARGEST_BOUND}, not {value}")
+            if not least <= value <= most:
+                raise ValueError(f"{name} must be in {least}..{most}, not {value}")
             object.__setattr__(self, name, value)
-        if self.max_nesting > LARGEST_MAX_NESTING:
-            raise ValueError(f"max_nesting must be in 1..{LARGEST_MAX_NESTING}, not {self.max_nesting}")
 
     @property
     def max_nfa_states(self) -> int:

@@ -176,7 +176,7 @@ def _check_trie(trie: ByteTrie) -> None:
         or (np.diff(offsets) < 0).any()
     ):
         raise MalformedArraysError("the vocabulary trie's token offsets do not match its tokens")
-    if not any(array.flags.writeable for array in (*arrays, token_ids)):
+    if not any(array.flags.writeable for array in arrays):
         _CHECKED_TRIES.add(trie)
 
 

@@ -30,7 +30,7 @@ from moonmaskc.errors import LimitError, MoonmaskError, SourceError, Unsupported
 from moonmaskc.frontends.schema.keywords import unknown_format_warning, unknown_keyword_warning
 from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.frontends.schema.policy import has_openapi_intent
-from moonmaskc.frontends.schema.refs import DocumentSource, RefResolver, check_name_keywords
+from moonmaskc.frontends.schema.refs import DocumentSource, RefResolver, check_keyword_shapes
 from moonmaskc.limits import Limits
 
 T = TypeVar("T")
@@ -176,7 +176,7 @@ class Context:
             DocumentSource(self.ref_roots),
         )
         self.openapi_document = has_openapi_intent(self.root)
-        check_name_keywords(self.root)
+        check_keyword_shapes(self.root)
 
     @property
     def ref_depth(self) -> int:

@@ -15,9 +15,9 @@ folder of the longest ``ref_roots`` prefix of its URI (the rest of the URI, unqu
 path under the folder), else from the meta-schemas of the ``jsonschema_specifications`` package
 (drafts 3 to 2020-12), else the reference is refused. Nothing is ever downloaded. A document that
 declares its own ``$schema`` names its bases by that draft; otherwise it is read as the root is.
-``check_name_keywords`` refuses a document (the root or one read here) whose ``required`` arrays
-hold anything but strings, or whose ``type`` is not a type name or an array of them, before any
-part of the walk reads them as key or type names.
+``check_keyword_shapes`` refuses a document (the root or one read here) where a keyword the walk
+reads structurally (``required``, ``type``, ``$ref``, ``properties``, ``allOf``, a subschema ...)
+has a value of the wrong shape, before any part of the walk reads it.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ class DocumentSource:
                 f"{path} (read for {uri} through {root}) holds a JSON {_json_kind(value)}, not a "
                 "JSON Schema (an object or a boolean)"
             )
-        check_name_keywords(value)
+        check_keyword_shapes(value)
         return value
 
 
@@ -451,10 +451,10 @@ def _refs_with_siblings(schema: Any, pointer: str) -> Iterator[str]:
                 stack.extend((v, pointer_child(at, key, i)) for i, v in enumerate(value))
 
 
-def check_name_keywords(root: Any) -> None:
-    """Raise ``UnsupportedError`` (the keyword, its JSON pointer) where a schema of the document gives
-    a keyword that the walk reads structurally a value of the wrong shape, before any part of the
-    walk reads it: ``required`` neither an array of strings nor draft-03's boolean; ``type`` neither
+def check_keyword_shapes(root: Any) -> None:
+    """Raise ``UnsupportedError`` (the keyword, and the pointer of its schema or of the dependency
+    entry) where a schema of the document gives a keyword that the walk reads structurally a value
+    of the wrong shape, before any part of the walk reads it: ``required`` neither an array of strings nor draft-03's boolean; ``type`` neither
     a type name nor an array of them (draft-03's schemas inside ``type`` included); ``$ref``,
     ``$id``, ``$anchor`` and the other identifiers not strings; ``properties``,
     ``patternProperties``, ``dependentSchemas``, ``dependencies``, ``dependentRequired``,
@@ -471,8 +471,7 @@ def check_name_keywords(root: Any) -> None:
         for key in ("dependentRequired", "dependencies"):
             entries = schema.get(key)
             for name, item in entries.items() if isinstance(entries, dict) else ():
-                names = isinstance(item, list) and all(isinstance(n, str) for n in item)
-                if not names and (key == "dependentRequired" or not isinstance(item, dict | bool)):
+                if not _names(item) and (key == "dependentRequired" or not isinstance(item, dict | bool)):
                     raise UnsupportedError(
                         f"keyword {key!r}",
                         "each property must map to an array of property names"
@@ -489,11 +488,9 @@ def check_name_keywords(root: Any) -> None:
             if key in _SCHEMA_MAPS and isinstance(value, dict):
                 for name, item in value.items():
                     place = pointer_child(child, str(name))
-                    if key in _NAMED_ONLY or (key == "dependencies" and isinstance(item, list)):
-                        stack.append((item, place))
-                    else:
+                    if key not in _NAMED_ONLY and not (key == "dependencies" and isinstance(item, list)):
                         _check_subschema(item, place)
-                        stack.append((item, place))
+                    stack.append((item, place))
             elif key in _SCHEMA_LISTS and isinstance(value, list):
                 for index, item in enumerate(value):
                     _check_subschema(item, f"{child}/{index}")
@@ -514,13 +511,13 @@ _ARRAYS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "enum"})
 
 
 def _shape_problem(key: str, value: Any) -> str | None:
-    """What is wrong with the shape of ``value`` under ``key`` (see ``check_name_keywords``)."""
+    """What is wrong with the shape of ``value`` under ``key`` (see ``check_keyword_shapes``)."""
     if key == "required":
-        if isinstance(value, bool) or (isinstance(value, list) and all(isinstance(n, str) for n in value)):
+        if isinstance(value, bool) or _names(value):
             return None
         return "must be an array of strings (property names)"
     if key == "type":
-        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(n, str) for n in value)):
+        if isinstance(value, str) or _names(value):
             return None
         return (
             "must be a type name or an array of type names (draft-03's schemas in 'type' are not supported)"
@@ -532,6 +529,11 @@ def _shape_problem(key: str, value: Any) -> str | None:
     if key in _ARRAYS and not isinstance(value, list):
         return "must be an array"
     return None
+
+
+def _names(value: Any) -> bool:
+    """Whether ``value`` is an array of strings (property or type names)."""
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
 
 
 def _check_subschema(value: Any, where: str) -> None:
