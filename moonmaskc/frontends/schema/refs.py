@@ -454,15 +454,16 @@ def _refs_with_siblings(schema: Any, pointer: str) -> Iterator[str]:
 def check_keyword_shapes(root: Any) -> None:
     """Raise ``UnsupportedError`` (the keyword, and the pointer of its schema or of the dependency
     entry) where a schema of the document gives a keyword that the walk reads structurally a value
-    of the wrong shape, before any part of the walk reads it: ``required`` neither an array of strings nor draft-03's boolean; ``type`` neither
-    a type name nor an array of them (draft-03's schemas inside ``type`` included); ``$ref``,
-    ``$id``, ``$anchor`` and the other identifiers not strings; ``properties``,
-    ``patternProperties``, ``dependentSchemas``, ``dependencies``, ``dependentRequired``,
-    ``$defs`` and ``definitions`` not objects; ``allOf``, ``anyOf``, ``oneOf``, ``prefixItems`` and
-    ``enum`` not arrays; a subschema (beside the named ones of ``$defs`` / ``definitions``, which
-    matter only once referenced) neither an object nor a boolean; a dependency neither a schema nor
-    an array of names. Iterative; only the keywords that hold subschemas are entered, so that
-    annotations and extension keywords (``x-*``) are never read as schemas."""
+    of the wrong shape, before any part of the walk reads it: ``required`` neither an array of
+    strings nor draft-03's boolean; ``type`` neither a type name nor an array of them (draft-03's
+    schemas inside ``type`` included); ``$ref``, ``$id``, ``$anchor`` and the other identifiers not
+    strings; ``properties``, ``patternProperties``, ``dependentSchemas``, ``dependencies``,
+    ``dependentRequired``, ``$defs`` and ``definitions`` not objects; ``allOf``, ``anyOf``,
+    ``oneOf``, ``prefixItems`` and ``enum`` not arrays; a subschema (beside the named ones of
+    ``$defs`` / ``definitions``, which matter only once referenced) neither an object nor a
+    boolean; a dependency neither a schema nor an array of names. Iterative; only the keywords that
+    hold subschemas are entered, so that annotations and extension keywords (``x-*``) are never
+    read as schemas."""
     stack: list[tuple[Any, str]] = [(root, "#")]
     while stack:
         schema, where = stack.pop()
