@@ -44,7 +44,7 @@ class Limits:
     (``--max-depth``); ``max_table_cells``: states x distinct token behaviours in a token table,
     the memory bound of linking a vocabulary (``--max-table-cells``); ``max_work``: the estimated
     work of the subset construction, computed on the IR before any automaton is built
-    (``--max-work``, see ``moonmaskc.frontends.work``): nested counted repetitions such as
+    (``--max-work``, see ``moonmaskc.automata.work``): nested counted repetitions such as
     ``(a{1,100}){1,100}`` fail at once on it instead of running for seconds; ``max_nesting``: how
     deep the front ends may nest (schema values, GBNF rule expansions, regex groups; at most
     ``LARGEST_MAX_NESTING``, ``--max-nesting``): the walks recurse, and the stack they run on is

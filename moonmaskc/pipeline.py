@@ -19,10 +19,10 @@ from moonmaskc.artifact import Artifact
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import core_name
+from moonmaskc.automata.work import check_work
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
-from moonmaskc.frontends.work import check_work
 from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
 from moonmaskc.version import __version__

@@ -15,11 +15,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from moonmaskc import ir
+from moonmaskc.automata.work import estimate
 from moonmaskc.cli import main
 from moonmaskc.errors import LimitError
 from moonmaskc.frontends import gbnf, regex
 from moonmaskc.frontends.schema.compiler import compile_schema_ir
-from moonmaskc.frontends.work import estimate
 from moonmaskc.limits import Limits
 from moonmaskc.pipeline import compile_source, make_options
 from moonmaskc.sampling import python_pattern, python_patterns

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.work import check_work
 from moonmaskc.errors import LimitError, UnsupportedError
 from moonmaskc.frontends import utf8
 from moonmaskc.frontends.gbnf.tree import (
@@ -36,7 +37,6 @@ from moonmaskc.frontends.gbnf.tree import (
     Sequence,
     references,
 )
-from moonmaskc.frontends.work import check_work
 from moonmaskc.limits import Limits
 
 EMBED_ABOVE_SIZE = 1500

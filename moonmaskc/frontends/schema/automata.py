@@ -17,10 +17,10 @@ from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.product import difference, is_empty, union
+from moonmaskc.automata.work import check_work
 from moonmaskc.frontends.schema import canonical
 from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.frontends.schema.property_keys import key_regions
-from moonmaskc.frontends.work import check_work
 from moonmaskc.limits import Limits
 
 SHARE_SIZE = 4000

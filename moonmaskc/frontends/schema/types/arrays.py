@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from moonmaskc import ir
 from moonmaskc.automata.product import difference, intersect
+from moonmaskc.automata.work import check_work
 from moonmaskc.errors import LimitError
 from moonmaskc.frontends.schema.automata import is_empty_node
 from moonmaskc.frontends.schema.contains import counted_elements
 from moonmaskc.frontends.schema.sequences import positional_elements
 from moonmaskc.frontends.schema.typed import ArrayKeywords, Subschema
-from moonmaskc.frontends.work import check_work
 from moonmaskc.limits import Limits
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def array(walk: SchemaWalk, keywords: ArrayKeywords, where: str) -> ir.Node:
 
 
 def fits(node: ir.Node, limits: Limits) -> bool:
-    """Whether ``node`` passes the work bound's estimate (``frontends.work``): its NFA within
+    """Whether ``node`` passes the work bound's estimate (``automata.work``): its NFA within
     ``--max-states`` x 8 and its subset construction within ``--max-work``."""
     try:
         check_work(node, limits)
