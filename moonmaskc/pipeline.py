@@ -19,7 +19,6 @@ from moonmaskc.artifact import Artifact
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import core_name
-from moonmaskc.automata.work import check_work
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
@@ -386,12 +385,11 @@ def lenient_length_drops(costs: dict[str, int], options: CompileOptions) -> froz
 
 
 def _compile_dfa(result: FrontendResult, limits: Limits) -> DFA:
-    """``compile_ir`` of the front end's node, after the work bound (``check_work``); past
+    """``compile_ir`` of the front end's node, after the work bound (``check_work=True``); past
     ``--max-states``, the error also names the string length bounds that a schema's front end
     noted as the most costly."""
     try:
-        check_work(result.node, limits)
-        return compile_ir(result.node, limits)
+        return compile_ir(result.node, limits, check_work=True)
     except LimitError as error:
         costly = result.notes.get("string_length_states") or {}
         if not costly:  # only a schema notes them: other kinds never import its compiler

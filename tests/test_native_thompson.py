@@ -62,7 +62,7 @@ def python_lists(node: ir.Node, limits: Limits) -> Lists:
 
 def native_lists(node: ir.Node, limits: Limits) -> Lists:
     assert MODULE is not None
-    made = native_thompson_input(MODULE, node, limits)
+    made = native_thompson_input(MODULE, flatten(node), limits)
     assert made is not None
     assert made.start == 0
     masks = [int.from_bytes(row.tobytes(), "little") for row in made.masks]
@@ -164,7 +164,7 @@ def test_the_nfa_state_bound_is_the_same_error() -> None:
     with pytest.raises(LimitError) as from_python:
         build_flat_nfa(node, limits)
     with pytest.raises(LimitError) as from_native:
-        native_thompson_input(MODULE, node, limits)
+        native_thompson_input(MODULE, flatten(node), limits)
     assert str(from_native.value) == str(from_python.value)
     assert "--max-states" in str(from_native.value)
 
@@ -174,7 +174,7 @@ def test_an_ir_too_deep_for_the_c_stack_is_left_to_the_python_builder() -> None:
     for level in range(MAX_NATIVE_DEPTH // 2):
         node = ir.alt(ir.seq(ir.text("ab"[level % 2]), node), ir.text("c"))
     assert MODULE is not None
-    assert native_thompson_input(MODULE, node, Limits()) is None
+    assert native_thompson_input(MODULE, flatten(node), Limits()) is None
 
 
 def test_compile_ir_agrees_with_the_python_builder_on_a_deep_ir() -> None:

@@ -4,13 +4,13 @@ Takes: an ``ir.Node`` and ``Limits``. Hands on: the minimal ``DFA``, numbered br
 start in byte order, with byte classes merged so that no two columns are equal.
 
 With the native core, three native calls: the IR flattened once per distinct node (``flat_ir``)
--> the Thompson NFA as flat lists (``thompson.pyx``, through ``thompson_native``; the Python
-builder of ``flat_nfa`` for IRs of at most ``SMALL_IR`` nodes and when the IR nests too deep for
-C) -> byte classes, CSR arrays and the subset construction (``determinize.pyx``
-``flat_subsets``) -> prune + Hopcroft + canonical renumbering + merged columns + distances
-(``minimize.pyx`` ``canonical_minimal``). Each checks its inputs before use. Without it: the pure
-stages on grouped edges (``_subset_tables``, ``_minimal``). Both
-give the same arrays.
+-> (when asked) the work bound's estimate on those rows (``estimate.pyx``) -> the Thompson NFA as
+flat lists (``thompson.pyx``, through ``thompson_native``; the Python builder of ``flat_nfa`` for
+IRs of at most ``SMALL_IR`` nodes and when the IR nests too deep for C) -> byte classes, CSR arrays
+and the subset construction (``determinize.pyx`` ``flat_subsets``) -> prune + Hopcroft + canonical
+renumbering + merged columns + distances (``minimize.pyx`` ``canonical_minimal``). Each checks its
+inputs before use. Without it: the pure stages on grouped edges (``_subset_tables``,
+``_minimal``). Both give the same arrays.
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from __future__ import annotations
 from moonmaskc import ir
 from moonmaskc.automata.determinize import _subset_tables, native_input_subsets
 from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.flat_ir import flatten
 from moonmaskc.automata.flat_nfa import build_flat_nfa
 from moonmaskc.automata.minimize import _empty_dfa, _minimal, _native_minimal
 from moonmaskc.automata.native import native
 from moonmaskc.automata.thompson import build_nfa
 from moonmaskc.automata.thompson_native import native_thompson_input
+from moonmaskc.automata.work import check_flat_work, check_work
 from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
 
@@ -32,21 +34,32 @@ Thompson builder: flattening them for the native one costs more than it saves (a
 dozen nodes: 11-24 us in Python, 23-57 us flattened and built natively)."""
 
 
-def compile_ir(node: ir.Node, limits: Limits | None = None) -> DFA:
-    """IR to minimal DFA: Thompson NFA, subset construction, pruning, minimisation."""
+def compile_ir(node: ir.Node, limits: Limits | None = None, *, check_work: bool = False) -> DFA:
+    """IR to minimal DFA: Thompson NFA, subset construction, pruning, minimisation. With
+    ``check_work``, the work bound's estimate first (``automata.work``: a ``LimitError`` before
+    any automaton is built), on the IR flattened once for both when the native core builds it."""
     with collector_paused():
-        return _compile_ir(node, limits or Limits())
+        return _compile_ir(node, limits or Limits(), check_work)
 
 
-def _compile_ir(node: ir.Node, limits: Limits) -> DFA:
+def _compile_ir(node: ir.Node, limits: Limits, check: bool) -> DFA:
     subsets, minimize = native("determinize"), native("minimize")
     if subsets is not None and minimize is not None:
         thompson = native("thompson") if ir.size_exceeds(node, SMALL_IR) else None
-        inputs = native_thompson_input(thompson, node, limits) if thompson is not None else None
+        inputs = None
+        if thompson is not None:
+            flat = flatten(node)
+            if check:
+                check_flat_work(flat, limits)
+            inputs = native_thompson_input(thompson, flat, limits)
+        elif check:
+            check_work(node, limits)
         if inputs is None:
             inputs = build_flat_nfa(node, limits).native_input()
         transitions, accepting, start, class_of = native_input_subsets(subsets, inputs, limits)
         return _native_minimal(minimize, transitions, class_of, accepting, start)
+    if check:
+        check_work(node, limits)
     tables = _subset_tables(build_nfa(node, limits), limits)
     if tables.start == 0:
         return _empty_dfa()

@@ -2,8 +2,9 @@
 
 Takes: an ``ir.Node``. Hands on: ``FlatIR``: one row per distinct node (children before their
 parents, the root last), its kind, two integer arguments and its children in CSR form, plus the
-distinct byte masks (as 32-byte little-endian bitmaps) and the distinct embedded DFAs the rows
-point to.
+distinct byte masks (as 32-byte little-endian bitmaps), the distinct embedded DFAs the rows
+point to, and per row the first node object seen for it (for messages and for questions only a
+DFA answers, such as the work bound's).
 
 Nodes are told apart as the IR compares them (``==``: structural for ``ByteSet``, ``Seq``, ``Alt``
 and ``Repeat``, identity for ``Automaton``), so two equal nodes get one row and equal slices of
@@ -44,6 +45,7 @@ class FlatIR(NamedTuple):
     root: int
     masks: np.ndarray
     dfas: list[DFA]
+    nodes: list[ir.Node]
 
 
 def flatten(root: ir.Node) -> FlatIR:
@@ -55,6 +57,7 @@ def flatten(root: ir.Node) -> FlatIR:
     row_of_id: dict[int, int] = {}
     row_of_key: dict[tuple[object, ...], int] = {}
     kinds: list[int] = []
+    nodes: list[ir.Node] = []
     firsts: list[int] = []
     seconds: list[int] = []
     counts: list[int] = []
@@ -78,6 +81,7 @@ def flatten(root: ir.Node) -> FlatIR:
             if row is None:
                 row = row_of_key[key] = len(kinds)
                 kinds.append(BYTE_SET)
+                nodes.append(node)
                 firsts.append(mask_rows.setdefault(mask, len(mask_rows)))
                 seconds.append(0)
                 counts.append(0)
@@ -89,6 +93,7 @@ def flatten(root: ir.Node) -> FlatIR:
                 dfas.append(dfa)
             row = len(kinds)  # compared by identity: a row of its own
             kinds.append(AUTOMATON)
+            nodes.append(node)
             firsts.append(index)
             seconds.append(0)
             counts.append(0)
@@ -109,6 +114,7 @@ def flatten(root: ir.Node) -> FlatIR:
             if row is None:
                 row = row_of_key[key] = len(kinds)
                 kinds.append(code)
+                nodes.append(node)
                 firsts.append(first)
                 seconds.append(second)
                 counts.append(len(child_rows))
@@ -133,4 +139,5 @@ def flatten(root: ir.Node) -> FlatIR:
         root=row_of_id[id(root)],
         masks=masks,
         dfas=dfas,
+        nodes=nodes,
     )

@@ -1,11 +1,12 @@
 """The Thompson construction by the native core: IR to the flat NFA the native subset construction takes.
 
-Takes: an ``ir.Node``, ``Limits`` and the native ``thompson`` module. Hands on: ``NativeInput``
-(see ``flat_nfa``), the same lists with the same state numbers as ``build_flat_nfa(node,
-limits).native_input()`` builds in Python, except that masks and embedded DFAs are numbered in
-the order of ``flat_ir.flatten`` (the subset construction does not depend on that numbering); or
-``None`` when the IR nests deeper than ``MAX_NATIVE_DEPTH`` calls, and the Python builder is to
-run instead (it has the deep worker's stack and Python's recursion limit to report on).
+Takes: an IR flattened by ``flat_ir.flatten``, ``Limits`` and the native ``thompson`` module.
+Hands on: ``NativeInput`` (see ``flat_nfa``), the same lists with the same state numbers as
+``build_flat_nfa(node, limits).native_input()`` builds in Python, except that masks and embedded
+DFAs are numbered in the order of ``flat_ir.flatten`` (the subset construction does not depend on
+that numbering); or ``None`` when the IR nests deeper than ``MAX_NATIVE_DEPTH`` calls, and the
+Python builder is to run instead (it has the deep worker's stack and Python's recursion limit to
+report on).
 
 The Python side flattens the IR once per distinct node (``flat_ir``); the native side expands it
 into states and edges (``_native/thompson.pyx``), once per use of each node.
@@ -17,8 +18,7 @@ from types import ModuleType
 
 import numpy as np
 
-from moonmaskc import ir
-from moonmaskc.automata.flat_ir import flatten
+from moonmaskc.automata.flat_ir import FlatIR
 from moonmaskc.automata.flat_nfa import NativeInput, stacked_dfas
 from moonmaskc.automata.thompson import nfa_state_limit
 from moonmaskc.errors import MalformedArraysError
@@ -29,9 +29,8 @@ MAX_NATIVE_DEPTH = 20_000
 enough on any thread); deeper IRs are built by the Python builder."""
 
 
-def native_thompson_input(module: ModuleType, node: ir.Node, limits: Limits) -> NativeInput | None:
-    """``node`` as the native subset construction's input, built in C (see the module docstring)."""
-    flat = flatten(node)
+def native_thompson_input(module: ModuleType, flat: FlatIR, limits: Limits) -> NativeInput | None:
+    """``flat`` as the native subset construction's input, built in C (see the module docstring)."""
     dfa_states = np.fromiter((dfa.num_states for dfa in flat.dfas), dtype=np.int32, count=len(flat.dfas))
     dfa_start = np.fromiter((dfa.start for dfa in flat.dfas), dtype=np.int32, count=len(flat.dfas))
     status, num_states, final, edge_source, edge_mask, edge_target, eps_source, eps_target, blocks = (

@@ -23,15 +23,24 @@ Two figures, folded bottom-up over the IR (iteratively, each shared subtree once
 Whether the boundaries are clear is read off ``X``'s minimal DFA (the classes leaving its accepting
 states against those leaving its start), built only when the square would be large, and only
 after ``X``'s own estimate has passed the bound, so the check itself stays bounded.
+
+``check_work`` folds the IR in Python. ``check_flat_work`` takes the IR already flattened for the
+native Thompson builder (``flat_ir``) and runs the same fold in C (``_native/estimate.pyx``), row
+by row, asking back here only for the clear-boundary answers (each needs a DFA); without the native
+core it folds the IR.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from moonmaskc import ir
+from moonmaskc.automata.flat_ir import FlatIR
+from moonmaskc.automata.native import native
 from moonmaskc.automata.thompson import _separated_loops
-from moonmaskc.errors import LimitError
+from moonmaskc.errors import LimitError, MalformedArraysError
 from moonmaskc.limits import Limits
 
 # Below this, the quadratic estimate of a repetition is taken as it is (no DFA built to refine it).
@@ -154,3 +163,48 @@ def check_work(node: ir.Node, limits: Limits) -> None:
     """Raise ``LimitError`` (``max_work`` or ``max_states``) when compiling ``node`` would be past a
     bound by the estimate of the module docstring; return at once otherwise."""
     estimate(node, limits)
+
+
+def check_flat_work(flat: FlatIR, limits: Limits) -> None:
+    """``check_work`` of the IR that ``flat`` holds, on its rows in C (same figures, same errors)."""
+    flat_estimate(flat, limits)
+
+
+def flat_estimate(flat: FlatIR, limits: Limits) -> Estimate:
+    """``estimate`` of the IR that ``flat`` holds, on its rows in C (same figures, same errors);
+    the Python fold without the native core."""
+    module = native("estimate")
+    if module is None:
+        return estimate(flat.nodes[flat.root], limits)
+    rows = len(flat.kind)
+    states = np.empty(rows, dtype=np.int64)
+    work = np.empty(rows, dtype=np.int64)
+    clear = np.full(rows, -1, dtype=np.int8)
+    dfa_states = np.fromiter((dfa.num_states for dfa in flat.dfas), dtype=np.int64, count=len(flat.dfas))
+    estimator = _Estimator(limits)
+    row = 0
+    while True:
+        status, row = module.estimate(
+            flat.kind,
+            flat.first,
+            flat.second,
+            flat.child_offsets,
+            flat.children,
+            dfa_states,
+            clear,
+            limits.max_nfa_states,
+            limits.max_work,
+            CHEAP_SQUARE,
+            row,
+            states,
+            work,
+        )
+        if status == module.OK:
+            return Estimate(int(states[flat.root]), int(work[flat.root]))
+        if status == module.ASK:
+            item = int(flat.children[flat.child_offsets[row]])
+            clear[item] = estimator.has_clear_boundaries(flat.nodes[item])
+            continue
+        if status in (module.STATES, module.WORK):
+            estimator.check(flat.nodes[row], Estimate(int(states[row]), int(work[row])))
+        raise MalformedArraysError("the flattened IR is malformed (rejected by the native work estimate)")

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 
 from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
-from moonmaskc.automata.work import check_work
 from moonmaskc.errors import LimitError, UnsupportedError
 from moonmaskc.frontends import utf8
 from moonmaskc.frontends.gbnf.tree import (
@@ -201,8 +200,7 @@ class _Expander:
             if group:
                 self.open_copies[name] -= 1
         if _tree_size(node, self.size_cache, EMBED_ABOVE_SIZE) > EMBED_ABOVE_SIZE:
-            check_work(node, self.limits)
-            node = ir.Automaton(compile_ir(node, self.limits), label=f"rule {name}")
+            node = ir.Automaton(compile_ir(node, self.limits, check_work=True), label=f"rule {name}")
             self.embedded += 1
         self.memo[key] = node
         return node

@@ -17,7 +17,6 @@ from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.product import difference, is_empty, union
-from moonmaskc.automata.work import check_work
 from moonmaskc.frontends.schema import canonical
 from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.frontends.schema.property_keys import key_regions
@@ -50,8 +49,7 @@ class Automata:
             return node.dfa
         found = self._dfas.get(node)
         if found is None:
-            check_work(node, self.limits)
-            found = self._dfas[node] = compile_ir(node, self.limits)
+            found = self._dfas[node] = compile_ir(node, self.limits, check_work=True)
         return found
 
     def share(self, node: ir.Node) -> ir.Node:
