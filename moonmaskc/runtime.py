@@ -76,17 +76,21 @@ class Guide:
         }
         self._state_rows: list[int] = table.state_row.tolist()
         # With the native core, a fill is one C call (the common case; everything else goes to the
-        # method below): the mask row of each state, kept on first use. A subclass's own
-        # fill_bitmask is left alone.
-        self._state_masks: list[np.ndarray | None] = [None] * self._num_states
-        filler_class = _native_filler()
+        # method below): what it copies from for each state (its mask row, or the row as a
+        # constant word and the words that differ), kept on first use and shared by the states of
+        # one row. A subclass's own fill_bitmask is left alone.
+        self._state_masks: list[object | None] = [None] * self._num_states
+        self._row_sources: list[object | None] = [None] * table.mask_rows.shape[0]
+        filler = _native_filler()
         self._filler = None
-        if filler_class is not None and type(self).fill_bitmask is Guide.fill_bitmask:
+        self._fill_source: Callable[[np.ndarray], object] | None = None
+        if filler is not None and type(self).fill_bitmask is Guide.fill_bitmask:
+            filler_class, self._fill_source = filler
             self._filler = filler_class(
                 self._num_states,
                 self._words,
                 self._state_masks,
-                self._state_mask_row,
+                self._state_fill_source,
                 partial(Guide.fill_bitmask, self),
             )
             self.fill_bitmask = self._filler.fill  # type: ignore[method-assign]
@@ -242,14 +246,19 @@ class Guide:
             warm()
         _ = self._token_class
         self._next.warm()
-        if self._filler is not None:
-            rows = self.table.mask_rows
-            self._state_masks[:] = [rows[row] for row in self._state_rows]  # (shared with the filler)
+        if self._filler is not None:  # (the list is shared with the filler)
+            self._state_masks[:] = [self._state_fill_source(state) for state in range(self._num_states)]
         return self
 
-    def _state_mask_row(self, state: int) -> np.ndarray:
-        """The packed mask row of ``state`` (a state in range)."""
-        return self.table.mask_rows[self._state_rows[state]]
+    def _state_fill_source(self, state: int) -> object:
+        """What the native filler copies from for ``state`` (a state in range): ``fill_source`` of
+        its mask row, made once per row."""
+        row = self._state_rows[state]
+        found = self._row_sources[row]
+        if found is None:
+            assert self._fill_source is not None
+            found = self._row_sources[row] = self._fill_source(self.table.mask_rows[row])
+        return found
 
     def start(self) -> int:
         return self._start
@@ -567,13 +576,15 @@ def _as_numpy(logits: Any) -> np.ndarray:
     return np.asarray(logits)
 
 
-def _native_filler() -> Callable[..., Any] | None:
-    """The native core's ``StateRowFiller`` class (``_native/fill.pyx``), or None when it was not
-    built or ``MOONMASKC_PURE=1``: then fills take the numpy path."""
+def _native_filler() -> tuple[Callable[..., Any], Callable[[np.ndarray], object]] | None:
+    """The native core's ``StateRowFiller`` class and its ``fill_source`` (``_native/fill.pyx``),
+    or None when it was not built or ``MOONMASKC_PURE=1``: then fills take the numpy path."""
     from moonmaskc.automata.native import native
 
     module = native("fill")
-    return None if module is None else getattr(module, "StateRowFiller", None)
+    if module is None or not hasattr(module, "StateRowFiller") or not hasattr(module, "fill_source"):
+        return None
+    return module.StateRowFiller, module.fill_source
 
 
 class _RowViews:

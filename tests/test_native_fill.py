@@ -143,3 +143,69 @@ def test_the_guide_fills_through_the_native_filler_before_and_after_warming(arti
     with pytest.raises(RuntimeInputError):
         guide.fill_bitmask(start, narrow)
     assert (narrow == 7).all()
+
+
+def _row_like(words: int, constant: int, differing: list[int], seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    row = np.full(words, constant, dtype=np.uint32)
+    row[differing] = rng.integers(1, 0xFFFFFFFF, size=len(differing), dtype=np.uint32)
+    return row
+
+
+@pytest.mark.parametrize("constant", [0, 0xFFFFFFFF])
+@pytest.mark.parametrize("words", [1, 7, 64, 1571, 4008])
+def test_fill_sources_keep_every_word(constant: int, words: int) -> None:
+    """``fill_source`` keeps a row whose words mostly differ from 0 and from all ones, and makes a
+    ``SparseRow`` of the others (at most ``words // SPARSE_SHARE`` differing words); either fills
+    the same words as the row, in every width, with zeros after the row."""
+    assert fill is not None
+    rng = np.random.default_rng(words)
+    share = fill.SPARSE_SHARE
+    for count in sorted({0, 1, words // share, words // share + 1, words // 2, words}):
+        differing = sorted(rng.choice(words, size=min(count, words), replace=False).tolist())
+        row = _row_like(words, constant, differing, count)
+        source = fill.fill_source(row)
+        sparse = isinstance(source, fill.SparseRow)
+        assert sparse == (len(differing) <= words // share), count
+        if sparse:
+            assert source.constant == constant or not differing or len(differing) == words
+            assert np.array_equal(source.dense(), row)
+        else:
+            assert source is row
+        for extra in (0, 3):
+            out = np.full((2, words + extra), 0x5A5A5A5A, dtype=np.int32)
+            assert fill.copy_row(out, 1, source, words) is True
+            assert np.array_equal(out[1, :words].view(np.uint32), row), count
+            assert not out[1, words:].any() and (out[0] == 0x5A5A5A5A).all()
+
+
+def test_a_sparse_row_is_checked_when_made_and_used() -> None:
+    assert fill is not None
+    with pytest.raises(ValueError):
+        fill.SparseRow(5, 8, [0], [1])  # a constant word other than 0 or all ones
+    with pytest.raises(ValueError):
+        fill.SparseRow(0, 8, [8], [1])  # past the row
+    with pytest.raises(ValueError):
+        fill.SparseRow(0, 8, [-1], [1])
+    with pytest.raises(ValueError):
+        fill.SparseRow(0, 8, [0, 1], [1])
+    sparse = fill.SparseRow(0, 8, [2], [7])
+    out = np.zeros((1, 16), np.int32)
+    assert fill.copy_row(out, 0, sparse, 9) is False  # a row of another width: not written
+    assert not out.any()
+    assert fill.copy_row(out, 0, sparse, 8) is True and out[0].tolist() == [0, 0, 7] + [0] * 13
+
+
+def test_the_guide_fills_from_sparse_rows_where_they_pay(artifact_path: Path) -> None:
+    """Most of ``order.json``'s states allow a few tokens or all but a few: the guide's filler copies
+    those from sparse rows (shared by the states of a row), the others from their rows."""
+    assert fill is not None
+    guide = Guide.load(artifact_path).warm()
+    sources = guide._state_masks
+    sparse = [isinstance(source, fill.SparseRow) for source in sources]
+    assert 0.5 < sum(sparse) / len(sparse) < 1
+    rows = guide._state_rows
+    for state, source in enumerate(sources):
+        assert source is guide._row_sources[rows[state]]
+        dense = source.dense() if sparse[state] else source
+        assert np.array_equal(dense, guide.mask(state)), state
