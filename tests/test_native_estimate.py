@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import moonmaskc
 from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.flat_ir import flatten
@@ -177,3 +178,17 @@ def test_malformed_rows_are_refused() -> None:
         np.zeros(len(flat.kind), dtype=np.int64),
     )
     assert status == MODULE.BAD_INPUT
+
+
+def test_a_count_past_32_bits_meets_the_bound_by_name() -> None:
+    """A repetition count that the flat rows' 32-bit integers cannot hold leaves the IR to the
+    Python stages, whose work bound refuses it by name (not an ``OverflowError``)."""
+    pattern = {"type": "string", "pattern": "(ab){3000000000}"}
+    schema = {"type": "object", "properties": {f"p{index}": pattern for index in range(30)}}
+    with pytest.raises(LimitError) as refused:
+        moonmaskc.compile_schema(schema, tokenizer=None, max_repeat=1 << 40)
+    assert refused.value.bound in ("max_states", "max_work")
+    node = ir.seq(ir.text("x" * 300), ir.repeat(ir.text("c"), 3_000_000_000, None))
+    assert ir.size(node) > 200  # flattened for the native builder, were the count to fit
+    with pytest.raises(LimitError):
+        compile_ir(node, Limits(max_repeat=1 << 40))  # no estimate asked: the NFA bound

@@ -18,7 +18,7 @@ from __future__ import annotations
 from moonmaskc import ir
 from moonmaskc.automata.determinize import _subset_tables, native_input_subsets
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.automata.flat_ir import flatten
+from moonmaskc.automata.flat_ir import FlatIR, flatten
 from moonmaskc.automata.flat_nfa import build_flat_nfa
 from moonmaskc.automata.minimize import _empty_dfa, _minimal, _native_minimal
 from moonmaskc.automata.native import native
@@ -34,6 +34,16 @@ Thompson builder: flattening them for the native one costs more than it saves (a
 dozen nodes: 11-24 us in Python, 23-57 us flattened and built natively)."""
 
 
+def flattened(node: ir.Node) -> FlatIR | None:
+    """``flat_ir.flatten(node)``, or None when a repetition count does not fit the flat rows'
+    32-bit integers: the Python stages take that IR (its NFA is past any bound the native builder
+    allows, and the work bound says so by name)."""
+    try:
+        return flatten(node)
+    except OverflowError:
+        return None
+
+
 def compile_ir(node: ir.Node, limits: Limits | None = None, *, check_work: bool = False) -> DFA:
     """IR to minimal DFA: Thompson NFA, subset construction, pruning, minimisation. With
     ``check_work``, the work bound's estimate first (``automata.work``: a ``LimitError`` before
@@ -47,8 +57,8 @@ def _compile_ir(node: ir.Node, limits: Limits, check: bool) -> DFA:
     if subsets is not None and minimize is not None:
         thompson = native("thompson") if ir.size_exceeds(node, SMALL_IR) else None
         inputs = None
-        if thompson is not None:
-            flat = flatten(node)
+        flat = flattened(node) if thompson is not None else None
+        if thompson is not None and flat is not None:
             if check:
                 check_flat_work(flat, limits)
             inputs = native_thompson_input(thompson, flat, limits)
