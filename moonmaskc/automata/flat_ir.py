@@ -29,6 +29,7 @@ import numpy as np
 
 from moonmaskc import ir
 from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.native import native
 
 BYTE_SET, SEQ, ALT, REPEAT, AUTOMATON = 0, 1, 2, 3, 4
 
@@ -49,6 +50,27 @@ class FlatIR(NamedTuple):
 
 
 def flatten(root: ir.Node) -> FlatIR:
+    """``root`` as a ``FlatIR``: by the native core's walk (``_native/flatten.pyx``, the same rows
+    with its two dictionaries in C) when it is built, else by ``python_flatten``."""
+    module = native("flatten")
+    if module is None:
+        return python_flatten(root)
+    kind, first, second, offsets, children, root_row, masks, dfas, nodes = module.flatten(
+        root, ir.ByteSet, ir.Seq, ir.Alt, ir.Repeat, ir.Automaton
+    )
+    return FlatIR(kind, first, second, offsets, children, root_row, _mask_bitmaps(masks), dfas, nodes)
+
+
+def _mask_bitmaps(masks: list[int]) -> np.ndarray:
+    """uint8[M, 32]: each mask as a 32-byte little-endian bitmap."""
+    if not masks:
+        return np.zeros((0, 32), dtype=np.uint8)
+    return np.frombuffer(b"".join([mask.to_bytes(32, "little") for mask in masks]), np.uint8).reshape(
+        len(masks), 32
+    )
+
+
+def python_flatten(root: ir.Node) -> FlatIR:
     """``root`` as a ``FlatIR`` (an iterative walk: no recursion on the IR's depth).
 
     Rows are hash-consed bottom-up: a node's key is its kind and arguments with its children's
@@ -123,13 +145,7 @@ def flatten(root: ir.Node) -> FlatIR:
         pending.pop()
     offsets = np.zeros(len(kinds) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    masks = (
-        np.frombuffer(b"".join([mask.to_bytes(32, "little") for mask in mask_rows]), np.uint8).reshape(
-            len(mask_rows), 32
-        )
-        if mask_rows
-        else np.zeros((0, 32), dtype=np.uint8)
-    )
+    masks = _mask_bitmaps(list(mask_rows))
     return FlatIR(
         kind=np.array(kinds, dtype=np.int8),
         first=np.array(firsts, dtype=np.int32),

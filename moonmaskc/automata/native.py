@@ -15,7 +15,16 @@ import os
 from functools import cache
 from types import ModuleType
 
-NATIVE_MODULES = ("thompson", "estimate", "determinize", "minimize", "product", "token_walk", "fill")
+NATIVE_MODULES = (
+    "flatten",
+    "thompson",
+    "estimate",
+    "determinize",
+    "minimize",
+    "product",
+    "token_walk",
+    "fill",
+)
 PURE_ENV = "MOONMASKC_PURE"
 
 
