@@ -373,3 +373,23 @@ def test_native_walk_grows_its_tables() -> None:
     for word in itertools.islice(itertools.product(b"abh", repeat=9), 0, None, 37):
         data = bytes(word)
         assert native.accepts(data) == (a.accepts(data) != b.accepts(data)), data
+
+
+def test_joint_classes_are_the_sorted_distinct_rows() -> None:
+    """``_joint_classes`` packs each byte's classes into one integer (up to eight DFAs): the same
+    joint classes, numbered in the same order, as ``np.unique(axis=0)`` of the stacked columns,
+    which it falls back to past eight."""
+
+    class Columns:
+        def __init__(self, byte_class: np.ndarray) -> None:
+            self.byte_class = byte_class
+
+    rng = np.random.default_rng(7)
+    for count in range(1, 11):
+        for classes in (1, 2, 17, 256):
+            dfas = [Columns(rng.integers(0, classes, 256).astype(np.int32)) for _ in range(count)]
+            stacked = np.stack([dfa.byte_class for dfa in dfas], axis=1)
+            rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
+            joint, columns = dfa_ops._joint_classes(dfas)  # type: ignore[arg-type]
+            assert np.array_equal(joint, inverse.reshape(-1)) and joint.dtype == np.int32
+            assert np.array_equal(columns, rows) and columns.dtype == rows.dtype

@@ -80,6 +80,14 @@ def _limit_error(count: int, limits: Limits) -> LimitError:
 def _joint_classes(dfas: Sequence[DFA]) -> tuple[np.ndarray, np.ndarray]:
     """Joint byte classes: (byte -> joint class, joint class -> per-DFA class columns)."""
     stacked = np.stack([d.byte_class for d in dfas], axis=1)  # 256 x m
+    if len(dfas) <= 8 and stacked.size and 0 <= stacked.min() and stacked.max() < 256:
+        # Each row as one integer, the first DFA's class in the highest byte: the sorted distinct
+        # keys are the sorted distinct rows (what ``np.unique(axis=0)`` gives, a sort of 1-D keys).
+        keys = np.zeros(len(stacked), dtype=np.uint64)
+        for column in range(stacked.shape[1]):
+            keys = (keys << np.uint64(8)) | stacked[:, column].astype(np.uint64)
+        _, first_of_key, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return inverse.reshape(-1).astype(np.int32), stacked[first_of_key]
     unique_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
     return inverse.reshape(-1).astype(np.int32), unique_rows
 
