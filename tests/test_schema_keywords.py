@@ -382,9 +382,9 @@ def test_the_walk_never_compiles_the_same_expression_twice(monkeypatch: pytest.M
     real_compile = compiler.compile_ir
     compiled: list[str] = []
 
-    def counting_compile(node: ir.Node, limits: Any = None) -> DFA:
+    def counting_compile(node: ir.Node, limits: Any = None, *, check_work: bool = False) -> DFA:
         compiled.append(ir.to_regex(node))
-        return real_compile(node, limits)
+        return real_compile(node, limits, check_work=check_work)
 
     monkeypatch.setattr(compiler, "compile_ir", counting_compile)
     for subset, name in (("Kubernetes", "kb_0_Normalized.json"), ("Github_hard", "o2045.json")):
