@@ -164,3 +164,84 @@ def test_draft4_reads_id_and_not_dollar_id() -> None:
     }
     instances = [{"a": {"inner": "x"}, "b": "y"}, {"a": {"inner": 1}}, {"b": 2}, {"a": {}}]
     assert_agrees_with_jsonschema(schema, Draft4Validator, instances)
+
+
+def _target_walks(schema: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    from moonmaskc.frontends.schema import references
+
+    walks: dict[str, int] = {}
+    walk_target = references._walk_target
+
+    def counting(walk: Any, pointer: str, target: Any) -> Any:
+        walks[pointer] = walks.get(pointer, 0) + 1
+        return walk_target(walk, pointer, target)
+
+    monkeypatch.setattr(references, "_walk_target", counting)
+    compile_schema_ir(schema)
+    return walks
+
+
+MONEY_AND_TREE: dict[str, Any] = {
+    "$defs": {
+        "money": {"type": "integer", "minimum": 0, "maximum": 999},
+        "item": {"type": "object", "properties": {"price": {"$ref": "#/$defs/money"}}, "required": ["price"]},
+        "node": {
+            "type": "object",
+            "properties": {
+                "cost": {"$ref": "#/$defs/money"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 2},
+            },
+            "additionalProperties": False,
+        },
+    },
+    "type": "object",
+    "properties": {
+        "total": {"$ref": "#/$defs/money"},
+        "items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "maxItems": 2},
+        "tree": {"$ref": "#/$defs/node"},
+    },
+    "additionalProperties": False,
+}
+
+
+def test_a_target_is_walked_once_per_context_it_can_tell_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``money`` holds no reference, so whatever is on the ref stack (``item``, ``node`` at any
+    depth) it is walked once; ``node`` reaches itself, so each depth of the recursion is a context
+    of its own, up to the cut."""
+    walks = _target_walks(MONEY_AND_TREE, monkeypatch)
+    assert walks["#/$defs/money"] == 1 and walks["#/$defs/item"] == 1
+    assert walks["#/$defs/node"] > 1
+
+
+def test_the_narrower_contexts_build_the_language_jsonschema_validates() -> None:
+    instances: list[Any] = [
+        {"total": 5, "items": [{"price": 1}], "tree": {"cost": 2, "children": [{"cost": 3}]}},
+        {"total": 5, "tree": {"children": [{"children": [{"cost": 1}]}]}},
+        {"total": 1000},
+        {"items": [{"price": -1}]},
+        {"tree": {"children": [{"cost": 1000}]}},
+        {"tree": {"children": [{}, {}, {}]}},
+        {"tree": {"other": 1}},
+        {},
+    ]
+    assert_agrees_with_jsonschema(MONEY_AND_TREE, instances=instances)
+
+
+def test_a_reference_to_an_unread_document_keys_by_the_whole_stack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where a reference would read another document, ``reachable_targets`` gives up (None) without
+    reading it, and the whole stack keys the walk, as before."""
+    from moonmaskc.frontends.schema import references
+    from moonmaskc.frontends.schema.context import Context
+
+    schema = {"$defs": {"a": {"properties": {"x": {"$ref": "other.json#/b"}}}}, "$ref": "#/$defs/a"}
+    found: list[Any] = []
+    reachable = references.reachable_targets
+
+    def recording(ctx: Context, pointer: str, target: Any) -> Any:
+        found.append(reachable(ctx, pointer, target))
+        return found[-1]
+
+    monkeypatch.setattr(references, "reachable_targets", recording)
+    with pytest.raises(UnsupportedError):
+        compile_schema_ir(schema)
+    assert found == [None]

@@ -158,6 +158,8 @@ class Context:
     budget_end: int | None = None
     flags: Flags = field(default_factory=Flags)
     ref_records: dict[tuple[Any, ...], RefRecord] = field(default_factory=dict)
+    # $ref target pointer -> every pointer a walk of it can resolve (see ``references``).
+    ref_reach: dict[str, frozenset[str] | None] = field(default_factory=dict)
     # Inside a part whose objects list their keys in one order (an "exactly one" product).
     key_order: KeyOrder | None = None
     # Lenient: string length keywords (by pointer) dropped because the whole automaton was past

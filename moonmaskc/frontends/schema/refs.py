@@ -297,6 +297,17 @@ class RefResolver:
             base = _joined(base, ident)
         return base
 
+    def resolve_known(self, ref: str, where: str) -> tuple[str, Any] | None:
+        """``resolve(ref, where)`` where its document is at hand (the root, or one read already);
+        None where it would read another document or leads nowhere (nothing is read or raised)."""
+        try:
+            uri = _joined(self.base_at(where), ref).partition("#")[0]
+            if uri not in self.ids and uri != self.root_base:
+                return None
+            return self.resolve(ref, where)
+        except (MoonmaskError, KeyError, ValueError):
+            return None
+
     def resolve(self, ref: str, where: str) -> tuple[str, Any]:
         uri, _, fragment = _joined(self.base_at(where), ref).partition("#")
         if uri in self.ids:
