@@ -26,6 +26,8 @@ of its sum, as the Thompson builder leaves them out of the NFA.
 
 from libc.stdint cimport int8_t, int32_t, int64_t
 
+from moonmaskc.automata._native.flat_rows cimport flat_rows_ok
+
 OK = 0
 STATES = 1
 WORK = 2
@@ -65,36 +67,15 @@ cdef int _check(
     const int64_t[::1] states,
     const int64_t[::1] work,
 ):
-    """0 when every row is well formed and children come before their parents, else 1."""
-    cdef int64_t n = kind.shape[0], row, at, num_dfas = dfa_states.shape[0]
-    if first.shape[0] != n or second.shape[0] != n or child_offsets.shape[0] != n + 1:
-        return 1
+    """0 when every row is well formed and children come before their parents
+    (``flat_rows_ok``), the figures have a slot per row and every embedded DFA a state; else 1."""
+    cdef int64_t n = kind.shape[0], row, num_dfas = dfa_states.shape[0]
     if clear.shape[0] != n or states.shape[0] != n or work.shape[0] != n:
-        return 1
-    if child_offsets[0] != 0 or child_offsets[n] != children.shape[0]:
         return 1
     for row in range(num_dfas):
         if dfa_states[row] < 1:
             return 1
-    for row in range(n):
-        if child_offsets[row + 1] < child_offsets[row]:
-            return 1
-        for at in range(child_offsets[row], child_offsets[row + 1]):
-            if children[at] < 0 or children[at] >= row:
-                return 1
-        if kind[row] == _BYTE_SET or kind[row] == _AUTOMATON:
-            if child_offsets[row + 1] != child_offsets[row] or first[row] < 0:
-                return 1
-            if kind[row] == _AUTOMATON and first[row] >= num_dfas:
-                return 1
-        elif kind[row] == _REPEAT:
-            if child_offsets[row + 1] - child_offsets[row] != 1 or first[row] < 0:
-                return 1
-            if second[row] < -1 or (second[row] != -1 and second[row] < first[row]):
-                return 1
-        elif kind[row] != _SEQ and kind[row] != _ALT:
-            return 1
-    return 0
+    return 0 if flat_rows_ok(kind, first, second, child_offsets, children, -1, num_dfas) else 1
 
 
 cdef int64_t _loop_start(

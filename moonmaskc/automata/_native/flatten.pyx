@@ -28,7 +28,7 @@ cdef int32_t _INT32_MAX = 2147483647
 
 
 cdef struct Table:
-    uint64_t* keys  # the node's address (identity table) or the row + 1 (structure table); 0: empty
+    uint64_t* keys  # the node's address (identity table) or the row's hash (structure table); 0: empty
     int32_t* rows
     int64_t mask  # capacity - 1, capacity a power of two
     int64_t used
@@ -79,7 +79,13 @@ cdef int32_t _identity_get(const Table* table, uint64_t key) noexcept nogil:
     return -1
 
 
-cdef int _identity_grow(Table* table) noexcept nogil:
+cdef inline uint64_t _slot(uint64_t key, bint key_is_hash) noexcept nogil:
+    """Where ``key`` starts looking: the structure table's keys are hashes already."""
+    return key if key_is_hash else _mix(key)
+
+
+cdef int _grow(Table* table, bint keys_are_hashes) noexcept nogil:
+    """Twice the capacity, every entry placed again."""
     cdef Table bigger
     cdef int64_t i
     cdef uint64_t at
@@ -88,7 +94,7 @@ cdef int _identity_grow(Table* table) noexcept nogil:
         return -1
     for i in range(table.mask + 1):
         if table.keys[i] != 0:
-            at = _mix(table.keys[i]) & <uint64_t>bigger.mask
+            at = _slot(table.keys[i], keys_are_hashes) & <uint64_t>bigger.mask
             while bigger.keys[at] != 0:
                 at = (at + 1) & <uint64_t>bigger.mask
             bigger.keys[at] = table.keys[i]
@@ -101,7 +107,7 @@ cdef int _identity_grow(Table* table) noexcept nogil:
 
 cdef int _identity_put(Table* table, uint64_t key, int32_t row) noexcept nogil:
     cdef uint64_t at
-    if (table.used + 1) * 2 > table.mask + 1 and _identity_grow(table) < 0:
+    if (table.used + 1) * 2 > table.mask + 1 and _grow(table, False) < 0:
         return -1
     at = _mix(key) & <uint64_t>table.mask
     while table.keys[at] != 0:
@@ -133,27 +139,6 @@ cdef bint _row_is(
         if rows.children[begin + i] != children[i]:
             return False
     return True
-
-
-cdef int _structure_grow(Table* table, const Rows* rows) noexcept nogil:
-    """The structure table keeps each row's hash in ``keys`` and the row in ``rows``."""
-    cdef Table bigger
-    cdef int64_t i
-    cdef uint64_t at
-    if _table_init(&bigger, (table.mask + 1) * 2) < 0:
-        _table_free(&bigger)
-        return -1
-    for i in range(table.mask + 1):
-        if table.keys[i] != 0:
-            at = table.keys[i] & <uint64_t>bigger.mask
-            while bigger.keys[at] != 0:
-                at = (at + 1) & <uint64_t>bigger.mask
-            bigger.keys[at] = table.keys[i]
-            bigger.rows[at] = table.rows[i]
-    bigger.used = table.used
-    _table_free(table)
-    table[0] = bigger
-    return 0
 
 
 cdef int _rows_reserve(Rows* rows, int64_t children) noexcept nogil:
@@ -333,7 +318,7 @@ def flatten(root, byte_set_type, seq_type, alt_type, repeat_type, automaton_type
                     row = _add_row(&rows, code, first, second, child_rows, n)
                     nodes.append(node)
                     if (structure.used + 1) * 2 > structure.mask + 1:
-                        if _structure_grow(&structure, &rows) < 0:
+                        if _grow(&structure, True) < 0:
                             raise MemoryError()
                     at = row_key & <uint64_t>structure.mask
                     while structure.keys[at] != 0:

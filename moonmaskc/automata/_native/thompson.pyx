@@ -26,6 +26,8 @@ from libc.stdint cimport int8_t, int32_t, int64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memset
 
+from moonmaskc.automata._native.flat_rows cimport flat_rows_ok
+
 import numpy as np
 
 OK = 0
@@ -322,38 +324,16 @@ cdef int _check(
     const int32_t[::1] dfa_start,
 ):
     """``_OK`` when every row is well formed and children come before their parents (so the
-    graph has no cycle), else ``_BAD_INPUT``."""
-    cdef int64_t n = kind.shape[0], row, at
-    cdef int64_t num_dfas = dfa_states.shape[0]
-    if first.shape[0] != n or second.shape[0] != n or child_offsets.shape[0] != n + 1:
-        return _BAD_INPUT
-    if dfa_start.shape[0] != num_dfas or root < 0 or root >= n:
-        return _BAD_INPUT
-    if child_offsets[0] != 0 or child_offsets[n] != children.shape[0]:
+    graph has no cycle: ``flat_rows_ok``), the root is a row and every embedded DFA's start is
+    one of its states; else ``_BAD_INPUT``."""
+    cdef int64_t row, num_dfas = dfa_states.shape[0]
+    if dfa_start.shape[0] != num_dfas or root < 0 or root >= kind.shape[0]:
         return _BAD_INPUT
     for row in range(num_dfas):
         if dfa_states[row] < 1 or dfa_start[row] < 0 or dfa_start[row] >= dfa_states[row]:
             return _BAD_INPUT
-    for row in range(n):
-        if child_offsets[row + 1] < child_offsets[row]:
-            return _BAD_INPUT
-        for at in range(child_offsets[row], child_offsets[row + 1]):
-            if children[at] < 0 or children[at] >= row:
-                return _BAD_INPUT
-        if kind[row] == _BYTE_SET or kind[row] == _AUTOMATON:
-            if child_offsets[row + 1] != child_offsets[row] or first[row] < 0:
-                return _BAD_INPUT
-            if kind[row] == _BYTE_SET and first[row] >= num_masks:
-                return _BAD_INPUT
-            if kind[row] == _AUTOMATON and first[row] >= num_dfas:
-                return _BAD_INPUT
-        elif kind[row] == _REPEAT:
-            if child_offsets[row + 1] - child_offsets[row] != 1 or first[row] < 0:
-                return _BAD_INPUT
-            if second[row] < -1 or (second[row] != -1 and second[row] < first[row]):
-                return _BAD_INPUT
-        elif kind[row] != _SEQ and kind[row] != _ALT:
-            return _BAD_INPUT
+    if not flat_rows_ok(kind, first, second, child_offsets, children, num_masks, num_dfas):
+        return _BAD_INPUT
     return _OK
 
 

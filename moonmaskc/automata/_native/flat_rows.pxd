@@ -1,0 +1,56 @@
+# cython: language_level=3
+"""The check every native reader of flat IR rows (``flat_ir.FlatIR``) makes before it walks them.
+
+In: the rows (``kind`` int8[N], ``first`` / ``second`` int32[N], ``child_offsets`` int64[N + 1],
+``children`` int32[C]), the number of masks a byte set may point to (-1: not checked) and the
+number of embedded DFAs an automaton may point to. Out: ``flat_rows_ok``, True when every row is
+well formed (a kind of ``flat_ir``, its arguments in their domains, byte sets and automata without
+children, a repetition with exactly one) and every child comes before its parent (so the rows hold
+no cycle).
+"""
+
+from libc.stdint cimport int8_t, int32_t, int64_t
+
+cdef enum:
+    FLAT_BYTE_SET = 0
+    FLAT_SEQ = 1
+    FLAT_ALT = 2
+    FLAT_REPEAT = 3
+    FLAT_AUTOMATON = 4
+
+
+cdef inline bint flat_rows_ok(
+    const int8_t[::1] kind,
+    const int32_t[::1] first,
+    const int32_t[::1] second,
+    const int64_t[::1] child_offsets,
+    const int32_t[::1] children,
+    int64_t num_masks,
+    int64_t num_dfas,
+):
+    cdef int64_t n = kind.shape[0], row, at
+    if first.shape[0] != n or second.shape[0] != n or child_offsets.shape[0] != n + 1:
+        return False
+    if child_offsets[0] != 0 or child_offsets[n] != children.shape[0]:
+        return False
+    for row in range(n):
+        if child_offsets[row + 1] < child_offsets[row]:
+            return False
+        for at in range(child_offsets[row], child_offsets[row + 1]):
+            if children[at] < 0 or children[at] >= row:
+                return False
+        if kind[row] == FLAT_BYTE_SET or kind[row] == FLAT_AUTOMATON:
+            if child_offsets[row + 1] != child_offsets[row] or first[row] < 0:
+                return False
+            if kind[row] == FLAT_BYTE_SET and num_masks >= 0 and first[row] >= num_masks:
+                return False
+            if kind[row] == FLAT_AUTOMATON and first[row] >= num_dfas:
+                return False
+        elif kind[row] == FLAT_REPEAT:
+            if child_offsets[row + 1] - child_offsets[row] != 1 or first[row] < 0:
+                return False
+            if second[row] < -1 or (second[row] != -1 and second[row] < first[row]):
+                return False
+        elif kind[row] != FLAT_SEQ and kind[row] != FLAT_ALT:
+            return False
+    return True
