@@ -209,3 +209,26 @@ def test_the_guide_fills_from_sparse_rows_where_they_pay(artifact_path: Path) ->
         assert source is guide._row_sources[rows[state]]
         dense = source.dense() if sparse[state] else source
         assert np.array_equal(dense, guide.mask(state)), state
+
+
+def test_a_warmed_guide_pickles_with_its_sparse_rows() -> None:
+    """A guide made in memory whose filler holds sparse rows survives pickling (a worker process
+    gets one that way) and fills every state as the original does. (A guide loaded from a file
+    holds memory maps, which do not pickle.)"""
+    import pickle
+
+    assert fill is not None
+    schema = (PROJECT_ROOT / "examples" / "schemas" / "tool_call.json").read_text(encoding="utf-8")
+    artifact = moonmaskc.compile_schema(schema, tokenizer=str(data_path("tokenizers", "gpt2.json")))
+    guide = Guide.from_artifact(artifact).warm()
+    assert any(isinstance(source, fill.SparseRow) for source in guide._state_masks)
+    sparse = fill.SparseRow(0xFFFFFFFF, 8, [3], [5])
+    again = pickle.loads(pickle.dumps(sparse))
+    assert again.constant == sparse.constant and np.array_equal(again.dense(), sparse.dense())
+    copy = pickle.loads(pickle.dumps(guide))
+    for state in range(guide.num_states):
+        ours = np.zeros((1, guide.bitmask_words), np.int32)
+        theirs = np.zeros_like(ours)
+        guide.fill_bitmask(state, ours)
+        copy.fill_bitmask(state, theirs)
+        assert np.array_equal(ours, theirs), state

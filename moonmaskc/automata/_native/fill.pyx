@@ -77,6 +77,9 @@ cdef class SparseRow:
         self.index = index
         self.value = value
 
+    def __reduce__(self):
+        return SparseRow, (self.constant, self.words, self.index, self.value)
+
     def dense(self):
         """The row as uint32[words]."""
         out = np.full(self.words, self.constant, dtype=np.uint32)
