@@ -26,7 +26,7 @@ of its sum, as the Thompson builder leaves them out of the NFA.
 
 from libc.stdint cimport int8_t, int32_t, int64_t
 
-from moonmaskc.automata._native.flat_rows cimport flat_rows_ok
+from moonmaskc.automata._native.flat_rows cimport flat_rows_ok, separated_loop_start
 
 OK = 0
 STATES = 1
@@ -46,14 +46,6 @@ cdef inline int64_t _mul(int64_t a, int64_t b) noexcept nogil:
     if a == 0 or b == 0:
         return 0
     return _CAP if a > _CAP // b else a * b
-
-
-cdef bint _same(const int32_t* a, const int32_t* b, int64_t n) noexcept nogil:
-    cdef int64_t i
-    for i in range(n):
-        if a[i] != b[i]:
-            return False
-    return True
 
 
 cdef int _check(
@@ -76,34 +68,6 @@ cdef int _check(
         if dfa_states[row] < 1:
             return 1
     return 0 if flat_rows_ok(kind, first, second, child_offsets, children, -1, num_dfas) else 1
-
-
-cdef int64_t _loop_start(
-    const int8_t* kind,
-    const int32_t* first,
-    const int32_t* second,
-    const int64_t* offsets,
-    const int32_t* children,
-    const int32_t* items,
-    int64_t index,
-    int64_t taken,
-) noexcept nogil:
-    """Where items[index] is the star of a ``X (S X)*`` loop whose first ``X`` starts at or after
-    ``taken``: the index where that ``X`` starts; else -1 (``thompson._separated_loops``)."""
-    cdef int32_t item = items[index], body
-    cdef int64_t body_len, split, length, start
-    if not (kind[item] == _REPEAT and first[item] == 0 and second[item] == -1):
-        return -1
-    body = children[offsets[item]]
-    if kind[body] != _SEQ:
-        return -1
-    body_len = offsets[body + 1] - offsets[body]
-    for split in range(1, body_len):
-        length = body_len - split
-        start = index - length
-        if start >= taken and _same(&items[start], &children[offsets[body] + split], length):
-            return start
-    return -1
 
 
 def estimate(
@@ -156,7 +120,7 @@ def estimate(
             # are marked first, then the rest summed (a sum that saturated cannot be subtracted from).
             taken = 0
             for index in range(end - begin):
-                loop_start = _loop_start(
+                loop_start = separated_loop_start(
                     &kind[0], &first[0], &second[0], &child_offsets[0], items_of, &items_of[begin],
                     index, taken
                 )

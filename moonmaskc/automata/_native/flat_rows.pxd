@@ -7,6 +7,10 @@ number of embedded DFAs an automaton may point to. Out: ``flat_rows_ok``, True w
 well formed (a kind of ``flat_ir``, its arguments in their domains, byte sets and automata without
 children, a repetition with exactly one) and every child comes before its parent (so the rows hold
 no cycle).
+
+Also ``separated_loop_start``, where a sequence's items spell ``X (S X)*`` (the one loop the
+Thompson builder makes of a JSON list, and the work estimate counts as it does), for rows that
+passed the check.
 """
 
 from libc.stdint cimport int8_t, int32_t, int64_t
@@ -54,3 +58,41 @@ cdef inline bint flat_rows_ok(
         elif kind[row] != FLAT_SEQ and kind[row] != FLAT_ALT:
             return False
     return True
+
+
+cdef inline bint _same_rows(const int32_t* a, const int32_t* b, int64_t n) noexcept nogil:
+    cdef int64_t i
+    for i in range(n):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
+cdef inline int64_t separated_loop_start(
+    const int8_t* kind,
+    const int32_t* first,
+    const int32_t* second,
+    const int64_t* offsets,
+    const int32_t* children,
+    const int32_t* items,
+    int64_t index,
+    int64_t taken,
+) noexcept nogil:
+    """Where ``items[index]`` is the star of a ``X (S X)*`` loop whose first ``X`` starts at or
+    after ``taken``, the longest repeated part first: the index where that ``X`` starts (``S`` is
+    then the star body's first ``body length - (index - start)`` items); else -1
+    (``thompson._separated_loops``)."""
+    cdef int32_t item = items[index], body
+    cdef int64_t body_len, split, length, start
+    if not (kind[item] == FLAT_REPEAT and first[item] == 0 and second[item] == -1):
+        return -1
+    body = children[offsets[item]]
+    if kind[body] != FLAT_SEQ:
+        return -1  # a body of one item has no split
+    body_len = offsets[body + 1] - offsets[body]
+    for split in range(1, body_len):
+        length = body_len - split
+        start = index - length
+        if start >= taken and _same_rows(&items[start], &children[offsets[body] + split], length):
+            return start
+    return -1

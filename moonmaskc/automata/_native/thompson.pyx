@@ -26,7 +26,7 @@ from libc.stdint cimport int8_t, int32_t, int64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memset
 
-from moonmaskc.automata._native.flat_rows cimport flat_rows_ok
+from moonmaskc.automata._native.flat_rows cimport flat_rows_ok, separated_loop_start
 
 import numpy as np
 
@@ -163,23 +163,14 @@ cdef int64_t _embed(const Graph* g, Out* out, int32_t dfa, int64_t entry) noexce
     return exit_state
 
 
-cdef bint _same(const int32_t* a, const int32_t* b, int64_t n) noexcept nogil:
-    cdef int64_t i
-    for i in range(n):
-        if a[i] != b[i]:
-            return False
-    return True
-
-
 cdef int64_t _seq(
     const Graph* g, Out* out, const int32_t* items, int64_t n, int64_t entry, int64_t depth
 ) noexcept nogil:
     """The items in a row, ``X (S X)*`` as one loop (``thompson._separated_loops``): for each
     start of such an ``X``, two scratch entries, the index of the star and the length of ``S``."""
     cdef int64_t base = out.scratch.size
-    cdef int64_t index, split, length, start, taken = 0, star, body_at, body_len, current, found
-    cdef int32_t item, body
-    cdef const int32_t* star_body
+    cdef int64_t index, split, start, taken = 0, star, body_len, current
+    cdef int32_t body
     if depth > g.max_depth:
         out.status = _TOO_DEEP
         return -1
@@ -188,22 +179,13 @@ cdef int64_t _seq(
             out.status = _NO_MEMORY
             return -1
     for index in range(n):
-        item = items[index]
-        if not (g.kind[item] == _REPEAT and g.first[item] == 0 and g.second[item] == -1):
-            continue
-        body = g.children[g.offsets[item]]
-        if g.kind[body] != _SEQ:
-            continue  # a body of one item has no split
-        star_body = &g.children[g.offsets[body]]
-        body_len = g.offsets[body + 1] - g.offsets[body]
-        for split in range(1, body_len):
-            length = body_len - split
-            start = index - length
-            if start >= taken and _same(&items[start], &star_body[split], length):
-                out.scratch.data[base + 2 * start] = <int32_t>index
-                out.scratch.data[base + 2 * start + 1] = <int32_t>split
-                taken = index + 1
-                break
+        start = separated_loop_start(g.kind, g.first, g.second, g.offsets, g.children, items, index, taken)
+        if start >= 0:
+            body = g.children[g.offsets[items[index]]]
+            body_len = g.offsets[body + 1] - g.offsets[body]
+            out.scratch.data[base + 2 * start] = <int32_t>index
+            out.scratch.data[base + 2 * start + 1] = <int32_t>(body_len - (index - start))
+            taken = index + 1
     current = entry
     index = 0
     while index < n:
