@@ -30,7 +30,7 @@ from moonmaskc.errors import LimitError, MoonmaskError, SourceError, Unsupported
 from moonmaskc.frontends.schema.keywords import unknown_format_warning, unknown_keyword_warning
 from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.frontends.schema.policy import has_openapi_intent
-from moonmaskc.frontends.schema.refs import DocumentSource, RefResolver, check_keyword_shapes
+from moonmaskc.frontends.schema.refs import DATA_KEYWORDS, DocumentSource, RefResolver, check_keyword_shapes
 from moonmaskc.limits import Limits
 
 T = TypeVar("T")
@@ -129,7 +129,7 @@ def _holds_reference(schema: Any) -> bool:
         if isinstance(node, dict):
             if any(k in node for k in ("$ref", "$dynamicRef", "$recursiveRef")):
                 return True
-            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+            stack.extend(v for k, v in node.items() if k not in DATA_KEYWORDS)
         elif isinstance(node, list):
             stack.extend(node)
     return False

@@ -24,7 +24,7 @@ from moonmaskc import ir
 from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema.context import Context, Flags, RefRecord
 from moonmaskc.frontends.schema.policy import clean
-from moonmaskc.frontends.schema.refs import pointer_child
+from moonmaskc.frontends.schema.refs import DATA_KEYWORDS, pointer_child
 
 if TYPE_CHECKING:
     from moonmaskc.frontends.schema.compiler import SchemaWalk
@@ -85,9 +85,6 @@ def reference_target(walk: SchemaWalk, target_pointer: str, target: Any) -> ir.N
     return record.node
 
 
-_DATA_KEYWORDS = frozenset(("enum", "const", "default", "examples"))
-
-
 def reachable_targets(ctx: Context, pointer: str, schema: Any) -> frozenset[str] | None:
     """``pointer`` and every pointer that a ``$ref`` anywhere below ``schema`` leads to, and so on
     from there (a superset of what a walk of it resolves: keywords the walk skips are read too);
@@ -115,7 +112,7 @@ def reachable_targets(ctx: Context, pointer: str, schema: Any) -> frozenset[str]
                 reach.add(target[0])
                 pending.append(target)
         pending.extend(
-            (pointer_child(where, name), item) for name, item in value.items() if name not in _DATA_KEYWORDS
+            (pointer_child(where, name), item) for name, item in value.items() if name not in DATA_KEYWORDS
         )
     else:
         found = frozenset(reach)

@@ -60,6 +60,10 @@ _SCHEMA_VALUES = frozenset(
 )
 
 
+DATA_KEYWORDS = frozenset(("enum", "const", "default", "examples"))
+"""Keywords whose values are instances, not schemas: scans for ``$ref`` / ``$id`` skip them."""
+
+
 def pointer_child(pointer: str, *parts: str | int) -> str:
     out = pointer
     for part in parts:

@@ -63,7 +63,7 @@ from moonmaskc.frontends.schema.evaluated import (
     with_filter,
 )
 from moonmaskc.frontends.schema.policy import clean
-from moonmaskc.frontends.schema.refs import pointer_child
+from moonmaskc.frontends.schema.refs import DATA_KEYWORDS, pointer_child
 
 if TYPE_CHECKING:
     from moonmaskc.frontends.schema.compiler import SchemaWalk
@@ -440,7 +440,7 @@ def _holds_id(schema: Any) -> bool:
         if isinstance(node, dict):
             if isinstance(node.get("$id"), str):
                 return True
-            stack += [v for k, v in node.items() if k not in ("enum", "const", "default", "examples")]
+            stack += [v for k, v in node.items() if k not in DATA_KEYWORDS]
         elif isinstance(node, list):
             stack += node
     return False
