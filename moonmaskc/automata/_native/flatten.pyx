@@ -105,11 +105,12 @@ cdef int _grow(Table* table, bint keys_are_hashes) noexcept nogil:
     return 0
 
 
-cdef int _identity_put(Table* table, uint64_t key, int32_t row) noexcept nogil:
+cdef int _put(Table* table, uint64_t key, int32_t row, bint key_is_hash) noexcept nogil:
+    """Add ``key`` -> ``row`` (``key`` not in the table yet), growing the table first if need be."""
     cdef uint64_t at
-    if (table.used + 1) * 2 > table.mask + 1 and _grow(table, False) < 0:
+    if (table.used + 1) * 2 > table.mask + 1 and _grow(table, key_is_hash) < 0:
         return -1
-    at = _mix(key) & <uint64_t>table.mask
+    at = _slot(key, key_is_hash) & <uint64_t>table.mask
     while table.keys[at] != 0:
         at = (at + 1) & <uint64_t>table.mask
     table.keys[at] = key
@@ -218,7 +219,7 @@ def flatten(root, byte_set_type, seq_type, alt_type, repeat_type, automaton_type
     dfa_rows = {}
     dfas = []
     nodes = []
-    memset_rows(&rows)
+    _rows_init(&rows)
     if _table_init(&identity, 1024) < 0 or _table_init(&structure, 1024) < 0:
         _table_free(&identity)
         _table_free(&structure)
@@ -317,16 +318,9 @@ def flatten(root, byte_set_type, seq_type, alt_type, repeat_type, automaton_type
                         raise OverflowError("the IR has more distinct nodes than 32-bit rows hold")
                     row = _add_row(&rows, code, first, second, child_rows, n)
                     nodes.append(node)
-                    if (structure.used + 1) * 2 > structure.mask + 1:
-                        if _grow(&structure, True) < 0:
-                            raise MemoryError()
-                    at = row_key & <uint64_t>structure.mask
-                    while structure.keys[at] != 0:
-                        at = (at + 1) & <uint64_t>structure.mask
-                    structure.keys[at] = row_key
-                    structure.rows[at] = row
-                    structure.used += 1
-            if _identity_put(&identity, key, row) < 0:
+                    if _put(&structure, row_key, row, True) < 0:
+                        raise MemoryError()
+            if _put(&identity, key, row, False) < 0:
                 raise MemoryError()
             pending_count -= 1
         root_row = _identity_get(&identity, <uint64_t><uintptr_t><PyObject*>root)
@@ -350,7 +344,7 @@ def flatten(root, byte_set_type, seq_type, alt_type, repeat_type, automaton_type
         free(rows.children)
 
 
-cdef void memset_rows(Rows* rows) noexcept nogil:
+cdef void _rows_init(Rows* rows) noexcept nogil:
     rows.kind = NULL
     rows.first = NULL
     rows.second = NULL
