@@ -23,9 +23,9 @@
   A guide's ``fill_bitmask`` in one C call: for an int ``state`` below ``num_states``, an int
   ``row``, a numpy ``out`` and no ``tokens_left``, the mask row of ``state`` (``sources[state]``,
   a list shared with the guide, filled by ``row_of(state)`` on first use: a row or a
-  ``SparseRow`` from ``fill_source``) is copied as by ``copy_row``. Everything else, and whatever ``copy_row`` refuses, goes to ``fallback(state, out,
-  row, tokens_left=tokens_left)``, the guide's checked Python fill, which serves or raises the
-  error that names the problem.
+  ``SparseRow`` from ``fill_source``) is copied as by ``copy_row``. Everything else, and whatever
+  ``copy_row`` refuses, goes to ``fallback(state, out, row, tokens_left=tokens_left)``, the
+  guide's checked Python fill, which serves or raises the error that names the problem.
 
 The Python fast path costs about 0.7 us of attribute checks and numpy indexing around a copy of a
 few kilobytes; here the checks read the buffer's fields and the copy is one ``memcpy``.
