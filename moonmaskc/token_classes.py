@@ -83,15 +83,16 @@ def token_classes(
         node_map, eos_map, map_count, next_table = _native_maps(
             module, dfa, trie, eos_row, on_level, max_cells
         )
-    else:
-        maps = _MapStore(dfa.num_states, max_cells)
-        node_map = _compose_over_trie(dfa, trie, maps, on_level)
-        eos_map = int(maps.add(maps.padded(eos_row[None, :]))[0])
-        map_count = maps.count
-
-        def next_table(map_ids: np.ndarray) -> NextTable:
-            return NextTable.from_dense(maps.class_table(map_ids))
-
+        status, token_class, class_maps = module.classes_by_first_token(
+            node_map, trie.node_of_token(vocab_size), eos_id, eos_map, map_count
+        )
+        if status != module.OK:
+            raise MalformedArraysError("a token or a map outside the native core's maps")
+        return _numbered_classes(dfa, token_class, class_maps, next_table, max_cells)
+    maps = _MapStore(dfa.num_states, max_cells)
+    node_map = _compose_over_trie(dfa, trie, maps, on_level)
+    eos_map = int(maps.add(maps.padded(eos_row[None, :]))[0])
+    map_count = maps.count
     token_map = np.full(vocab_size, DEAD_MAP, dtype=np.int64)
     token_map[trie.node_token_ids] = node_map[trie.token_nodes]
     token_map[eos_id] = eos_map
@@ -100,15 +101,30 @@ def token_classes(
     used = np.flatnonzero(first_token < vocab_size)
     by_first_token = used[np.argsort(first_token[used], kind="stable")]
     class_maps = np.concatenate([[DEAD_MAP], by_first_token[by_first_token != DEAD_MAP]])
+    class_of_map = np.zeros(map_count, dtype=np.int32)
+    class_of_map[class_maps] = np.arange(len(class_maps))
+    return _numbered_classes(
+        dfa,
+        class_of_map[token_map],
+        class_maps,
+        lambda map_ids: NextTable.from_dense(maps.class_table(map_ids)),
+        max_cells,
+    )
+
+
+def _numbered_classes(
+    dfa: DFA,
+    token_class: np.ndarray,
+    class_maps: np.ndarray,
+    next_table: Callable[[np.ndarray], NextTable],
+    max_cells: int,
+) -> TokenClasses:
+    """The classes of the tokens (``token_class``, class ``j`` being map ``class_maps[j]``), in
+    the narrowest dtype, and their next-state table, within ``max_cells``."""
     if dfa.num_states * len(class_maps) > max_cells:
         raise _too_many_cells(dfa.num_states, len(class_maps), max_cells)
-    class_of_map = np.zeros(map_count, dtype=np.int64)
-    class_of_map[class_maps] = np.arange(len(class_maps))
     class_dtype = np.uint16 if len(class_maps) <= np.iinfo(np.uint16).max else np.int32
-    return TokenClasses(
-        token_class=class_of_map[token_map].astype(class_dtype),
-        next_table=next_table(class_maps),
-    )
+    return TokenClasses(token_class=token_class.astype(class_dtype), next_table=next_table(class_maps))
 
 
 def _check_inputs(dfa: DFA, trie: ByteTrie, vocab_size: int, eos_id: int) -> None:

@@ -299,18 +299,20 @@ def build_token_table(
     if trie is None:
         trie = trie_for(vocabulary)
     num_states = dfa.num_states
-    report = progress if progress is not None else (lambda done, total: None)
-    report(0, num_states)
+    on_level: Callable[[float], None] | None = None
+    if progress is not None:
+        report = progress
+        report(0, num_states)
+
+        def on_level(fraction: float) -> None:
+            report(int(fraction * (num_states - 1)), num_states)
+
     classes = token_classes(
-        dfa,
-        trie,
-        vocabulary.size,
-        vocabulary.eos_id,
-        on_level=lambda fraction: report(int(fraction * (num_states - 1)), num_states),
-        max_cells=max_cells,
+        dfa, trie, vocabulary.size, vocabulary.eos_id, on_level=on_level, max_cells=max_cells
     )
     mask_rows = packed_masks(classes.next_table.row_allowed(), classes.token_class)
-    report(num_states, num_states)
+    if progress is not None:
+        progress(num_states, num_states)
     return TokenTable(
         mask_rows=mask_rows,
         token_class=classes.token_class,

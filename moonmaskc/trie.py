@@ -51,6 +51,22 @@ class ByteTrie:
         """The node of each entry of ``node_token_ids`` (computed once per trie)."""
         return np.repeat(np.arange(self.num_nodes), np.diff(self.node_token_offsets))
 
+    @cached_property
+    def _nodes_of_tokens(self) -> dict[int, np.ndarray]:
+        return {}
+
+    def node_of_token(self, vocab_size: int) -> np.ndarray:
+        """int32[vocab_size], read-only: the node at which each token ends, -1 for a token that
+        ends at no node (special and empty tokens); computed once per trie and size."""
+        found = self._nodes_of_tokens.get(vocab_size)
+        if found is None:
+            found = np.full(vocab_size, -1, dtype=np.int32)
+            inside = self.node_token_ids < vocab_size
+            found[self.node_token_ids[inside]] = self.token_nodes[inside]
+            found.flags.writeable = False
+            self._nodes_of_tokens[vocab_size] = found
+        return found
+
     @property
     def child_count(self) -> np.ndarray:
         return np.bincount(self.node_parent[1:], minlength=self.num_nodes).astype(np.int32)

@@ -566,3 +566,46 @@ def test_the_native_backstop_rejects_what_slips_past(walk: ModuleType) -> None:
         assert walk.compose_over_trie(*bad)[0] == walk.BAD_INPUT
     status, masks = walk.pack_masks(np.ones((2, 3), dtype=np.uint8), np.array([0, 3, 1], dtype=np.int32))
     assert status == walk.BAD_INPUT and masks is None
+
+    node_map = np.zeros(trie.num_nodes, dtype=np.int32)
+    node_of_token = trie.node_of_token(4)
+    assert walk.classes_by_first_token(node_map, node_of_token, 3, 0, 2)[0] == walk.OK
+    past_nodes = np.array([0, trie.num_nodes, -1, 1], dtype=np.int32)
+    bad_map = np.full(trie.num_nodes, 5, dtype=np.int32)
+    for args in (
+        (node_map, past_nodes, 3, 0, 2),  # a token at a node past the trie
+        (node_map, np.array([0, -2, 1, 1], dtype=np.int32), 3, 0, 2),
+        (bad_map, node_of_token, 3, 0, 2),  # a node's map past the maps
+        (node_map, node_of_token, 4, 0, 2),  # eos past the vocabulary
+        (node_map, node_of_token, 3, 2, 2),  # the eos map past the maps
+    ):
+        status, token_class, class_maps = walk.classes_by_first_token(*args)
+        assert status == walk.BAD_INPUT and token_class is None and class_maps is None
+
+
+def test_classes_are_numbered_by_their_first_token(walk: ModuleType) -> None:
+    """Class 0 is the dead map; the others in the order of their first token; a token at no node
+    (-1) has the dead map, and eos has its own map wherever it sits."""
+    node_map = np.array([1, 4, 2, 4, 3], dtype=np.int32)
+    node_of_token = np.array([3, -1, 2, 1, 4, 0, 2], dtype=np.int32)
+    status, token_class, class_maps = walk.classes_by_first_token(node_map, node_of_token, 5, 6, 7)
+    assert status == walk.OK
+    assert class_maps.tolist() == [0, 4, 2, 3, 6]
+    assert token_class.tolist() == [1, 0, 2, 1, 3, 4, 2]
+
+
+def test_the_node_of_every_token_is_read_off_the_trie() -> None:
+    vocabulary = Vocabulary.from_tokens([b"ab", b"a", b"", b"b"], eos_id=2)
+    trie = build_trie(vocabulary)
+    nodes = trie.node_of_token(vocabulary.size)
+    assert not nodes.flags.writeable and trie.node_of_token(vocabulary.size) is nodes
+    for token, data in enumerate(vocabulary.token_bytes):
+        if not data:
+            assert nodes[token] == -1
+            continue
+        node = int(nodes[token])
+        spelled = b""
+        while node > 0:
+            spelled = bytes([int(trie.node_byte[node])]) + spelled
+            node = int(trie.node_parent[node])
+        assert spelled == data

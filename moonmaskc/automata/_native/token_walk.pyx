@@ -45,6 +45,15 @@ extra_row, on_level)``
   before it; then the bits of every class on which the row and its start differ are flipped
   (classes hold disjoint tokens). The cost of a start is the number of tokens to flip.
 
+``classes_by_first_token(node_map, node_of_token, eos_id, eos_map, map_count)``
+  Takes: the map of every trie node (``compose_over_trie``'s ``node_map``), the node of every token
+  of the vocabulary (int32, -1 for a token at no node), the eos token and its map, and the number
+  of maps.
+  Hands on: ``(status, token_class, class_maps)``: the map of each token (0, the dead map, for a
+  token that ends at no node) gives its class; class 0 is the dead map and the others are numbered
+  by their first token. ``token_class`` is int32[vocab], ``class_maps`` int64[classes] the map of
+  each class. Status ``BAD_INPUT`` (the arrays ``None``) for an index out of range.
+
 All release the GIL while they work. No negative indexing anywhere (the checked build turns
 bounds and wraparound checks on).
 """
@@ -1181,3 +1190,63 @@ def pack_masks(const uint8_t[:, ::1] allowed, const class_t[::1] token_class, Py
     if status != 0:
         return _BAD_INPUT, None
     return _OK, masks
+
+
+# ---------------------------------------------------------------------------------------------
+# Token classes, numbered by their first token.
+
+
+def classes_by_first_token(
+    const int32_t[::1] node_map,
+    const int32_t[::1] node_of_token,
+    int64_t eos_id,
+    int64_t eos_map,
+    int64_t map_count,
+):
+    """See the module docstring: ``(status, token_class, class_maps)``."""
+    cdef int64_t num_nodes = node_map.shape[0]
+    cdef int64_t vocab_size = node_of_token.shape[0]
+    cdef int64_t node, token, m, count
+    cdef int32_t* class_of_map = NULL
+    cdef int status = _OK
+    if vocab_size < 1 or map_count < 1 or not 0 <= eos_id < vocab_size or not 0 <= eos_map < map_count:
+        return _BAD_INPUT, None, None
+    token_class = np.empty(vocab_size, dtype=np.int32)
+    class_maps = np.empty(min(map_count, vocab_size + 1), dtype=np.int64)
+    cdef int32_t[::1] classes_view = token_class
+    cdef int64_t[::1] maps_view = class_maps
+    cdef int32_t* out_class = &classes_view[0]
+    cdef int64_t* out_maps = &maps_view[0]
+    cdef const int32_t* maps_of_nodes = &node_map[0]
+    cdef const int32_t* nodes = &node_of_token[0]
+    try:
+        with nogil:
+            class_of_map = <int32_t*>malloc(<size_t>map_count * sizeof(int32_t))
+            if class_of_map != NULL:
+                memset(class_of_map, 0xFF, <size_t>map_count * sizeof(int32_t))
+                class_of_map[0] = 0  # the dead map is class 0, whether a token has it or not
+                out_maps[0] = 0
+                count = 1
+                for token in range(vocab_size):
+                    node = nodes[token]
+                    if node < -1 or node >= num_nodes:
+                        status = _BAD_INPUT
+                        break
+                    m = maps_of_nodes[node] if node >= 0 else 0
+                    if token == eos_id:
+                        m = eos_map
+                    if m < 0 or m >= map_count:
+                        status = _BAD_INPUT
+                        break
+                    if class_of_map[m] < 0:
+                        class_of_map[m] = <int32_t>count
+                        out_maps[count] = m
+                        count += 1
+                    out_class[token] = class_of_map[m]
+        if class_of_map == NULL:
+            raise MemoryError("token walk: no memory to number the token classes")
+        if status != _OK:
+            return status, None, None
+        return _OK, token_class, class_maps[:count]
+    finally:
+        free(class_of_map)
