@@ -16,7 +16,8 @@ from typing import Any
 from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.automata.product import difference, is_empty, union
+from moonmaskc.automata.excluded import without_words
+from moonmaskc.automata.product import is_empty, union
 from moonmaskc.frontends.schema import canonical
 from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.frontends.schema.property_keys import key_regions
@@ -39,6 +40,7 @@ class Automata:
         self._dfas: dict[ir.Node, DFA] = {}
         self._shared: dict[ir.Node, ir.Automaton] = {}
         self._derived: dict[tuple[str, tuple[int, ...]], tuple[ir.Automaton, tuple[DFA, ...]]] = {}
+        self._other_keys: dict[frozenset[str], ir.Automaton] = {}
         self._regions: dict[tuple[int, ...], tuple[KeyRegions, tuple[DFA, ...]]] = {}
         # Number nodes by their keywords (values and their types): see ``types.numbers``.
         self.numbers: dict[tuple[Any, ...], ir.Node] = {}
@@ -79,10 +81,13 @@ class Automata:
         any_key = quoted_string_dfa(self.limits)
         if not keys:
             return self.derived("other keys", (any_key,), lambda: any_key)
-        declared = self.dfa(ir.alt(*map(key_literal, keys)))
-        return self.derived(
-            "other keys", (any_key, declared), lambda: difference(any_key, declared, self.limits)
-        )
+        names = frozenset(keys)
+        found = self._other_keys.get(names)
+        if found is None:
+            quoted = [canonical.serialize(key).encode("utf-8") for key in names]
+            found = ir.Automaton(without_words(any_key, quoted, self.limits), "other keys")
+            self._other_keys[names] = found
+        return found
 
     def key_regions(self, undeclared: ir.Automaton, patterns: list[DFA], where: str) -> KeyRegions:
         """``property_keys.key_regions`` as leaves, once per inputs (see ``derived``): an object
