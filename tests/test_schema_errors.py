@@ -297,17 +297,21 @@ def test_pattern_properties_that_overlap_in_many_ways_meet_the_state_bound() -> 
         ("http://json-schema.org/draft-07/schema#", "maxContains", 0),
     ],
 )
-def test_a_dependency_keyword_of_another_draft_is_refused(declared: str, keyword: str, value: object) -> None:
+def test_a_dependency_keyword_of_another_draft_is_an_annotation(
+    declared: str, keyword: str, value: object
+) -> None:
     """Each presence-dependency keyword belongs to one family of drafts; in a document that
-    declares the other family it has no effect, so it is refused (strict) or ignored (lenient,
-    which is then exactly the draft's meaning)."""
+    declares the other family its validators ignore it, so it has no effect on the language, with
+    a warning that names it and its place (an error under ``refuse_unknown``)."""
     schema = {"$schema": declared, "type": "object", "properties": {"in": {keyword: value}}}
+    result = compile_schema_ir(schema)
+    assert compile_ir(result.node).accepts(b'{"in":{"a":1}}')
+    [warning] = result.notes["other_draft_keywords"]
+    assert warning == result.warnings[0] and f"{keyword!r} at #/properties/in/{keyword}" in warning
     with pytest.raises(UnsupportedError) as caught:
-        compile_schema_ir(schema)
+        compile_schema_ir(schema, refuse_unknown=True)
     assert keyword in str(caught.value) and "#/properties/in" in str(caught.value)
     assert "draft" in str(caught.value)
-    dfa = compile_ir(compile_schema_ir(schema, lenient=True).node)
-    assert dfa.accepts(b'{"in":{"a":1}}')
 
 
 def test_too_many_presence_dependencies_are_refused_naming_the_place() -> None:

@@ -379,14 +379,19 @@ def test_the_walk_never_compiles_the_same_expression_twice(monkeypatch: pytest.M
     values (kb_0) and the same constrained string schema (o2045) in several places."""
     import moonmaskc.frontends.schema.automata as compiler
 
-    real_compile = compiler.compile_ir
+    real_compile, real_without = compiler.compile_ir, compiler.without_words
     compiled: list[str] = []
 
     def counting_compile(node: ir.Node, limits: Any = None, *, check_work: bool = False) -> DFA:
         compiled.append(ir.to_regex(node))
         return real_compile(node, limits, check_work=check_work)
 
+    def counting_without(dfa: DFA, words: list[bytes], limits: Any = None) -> DFA:
+        compiled.append(f"other keys than {sorted(words)}")
+        return real_without(dfa, words, limits)
+
     monkeypatch.setattr(compiler, "compile_ir", counting_compile)
+    monkeypatch.setattr(compiler, "without_words", counting_without)
     for subset, name in (("Kubernetes", "kb_0_Normalized.json"), ("Github_hard", "o2045.json")):
         compiled.clear()
         compile_schema_ir(

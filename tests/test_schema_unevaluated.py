@@ -524,12 +524,15 @@ def test_a_schema_applied_from_another_resource_is_refused() -> None:
         compile_schema_ir(schema)
 
 
-def test_draft_7_documents_refuse_the_keywords_of_later_drafts() -> None:
+def test_in_draft_7_documents_the_keyword_is_an_annotation() -> None:
     schema = {"$schema": "http://json-schema.org/draft-07/schema#", "unevaluatedProperties": False}
-    with pytest.raises(UnsupportedError, match=r"'unevaluatedProperties' at #: not a keyword of the draft"):
-        compile_schema_ir(schema)
-    dfa = compile_ir(compile_schema_ir(schema, lenient=True).node)
-    assert dfa.accepts(b'{"a":1}')  # draft-07 has no such keyword: no effect, as jsonschema says
+    result = compile_schema_ir(schema)
+    assert compile_ir(result.node).accepts(b'{"a":1}')  # draft-07 has no such keyword, as jsonschema says
+    assert result.notes["other_draft_keywords"] and "#/unevaluatedProperties" in result.warnings[0]
+    with pytest.raises(
+        UnsupportedError, match=r"'unevaluatedProperties' at #/unevaluatedProperties: .*draft-07"
+    ):
+        compile_schema_ir(schema, refuse_unknown=True)
 
 
 def test_inside_not_the_keyword_is_complemented_exactly() -> None:

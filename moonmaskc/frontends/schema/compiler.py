@@ -45,6 +45,7 @@ from moonmaskc.frontends.schema.diagnostics import (
     most_costly,
     with_costly_strings,
 )
+from moonmaskc.frontends.schema.dialects import without_other_drafts
 from moonmaskc.frontends.schema.evaluated import has_unevaluated, without_trivial
 from moonmaskc.frontends.schema.layout import Layout, describe_policy
 from moonmaskc.frontends.schema.merge import type_set
@@ -171,8 +172,11 @@ def compile_schema_ir(
     official meta-schemas are read from ``jsonschema_specifications``; nothing is downloaded)."""
     if isinstance(schema, str):
         schema = parse_schema_text(schema)
+    schema, other_drafts = without_other_drafts(schema)
     layout = Layout.of(whitespace)
     ctx = Context(schema, layout, lenient, limits, refuse_unknown, ref_roots)
+    for keyword, where in other_drafts:
+        ctx.other_draft_keyword(keyword, where)
     ctx.dropped_lengths = dropped_lengths  # lenient: length bounds dropped for the state bound
     walk = SchemaWalk(ctx, Automata(layout, limits))
     try:
@@ -207,6 +211,7 @@ def _result(node: ir.Node, ctx: Context, whitespace: str) -> FrontendResult:
         "unknown_keywords": [w for w in ctx.warnings if w.startswith(("unknown keyword", "unknown format"))],
         "openapi_keywords": [w for w in ctx.warnings if w.startswith("OpenAPI keyword")],
         "disabled_keywords": [w for w in ctx.warnings if w.startswith("disabled keyword")],
+        "other_draft_keywords": [w for w in ctx.warnings if w.startswith("other draft's keyword")],
         "key_order": "declared properties in schema order, then other keys",
     }
     if ctx.effects:

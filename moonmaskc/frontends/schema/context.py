@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from moonmaskc import ir
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError, UnsupportedError
+from moonmaskc.frontends.schema.dialects import declared_draft, other_draft_warning
 from moonmaskc.frontends.schema.keywords import unknown_format_warning, unknown_keyword_warning
 from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.frontends.schema.policy import has_openapi_intent
@@ -221,6 +222,17 @@ class Context:
         """A keyword of no vocabulary we know: an annotation, warned once per place (an error under
         ``refuse_unknown``)."""
         warning = unknown_keyword_warning(keyword, where)
+        if self.refuse_unknown:
+            raise UnsupportedError(
+                f"keyword {keyword!r}", warning.split(": ", 1)[1] + " (--refuse-unknown)", where=where
+            )
+        self.warnings[warning] = None
+
+    def other_draft_keyword(self, keyword: str, where: str) -> None:
+        """A keyword that the draft ``$schema`` declares does not have (dropped before the walk,
+        see ``dialects``): an annotation, warned once per place (an error under
+        ``refuse_unknown``)."""
+        warning = other_draft_warning(keyword, where, declared_draft(self.root) or 0)
         if self.refuse_unknown:
             raise UnsupportedError(
                 f"keyword {keyword!r}", warning.split(": ", 1)[1] + " (--refuse-unknown)", where=where

@@ -23,17 +23,6 @@ from moonmaskc.frontends.schema.keywords import (
 if TYPE_CHECKING:
     from moonmaskc.frontends.schema.context import Context
 
-_LATER_DRAFTS_ONLY = frozenset(
-    {
-        "dependentRequired",
-        "dependentSchemas",
-        "minContains",
-        "maxContains",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-    }
-)
-
 
 def note_policy(ctx: Context, schema: dict[str, Any], where: str) -> None:
     """The policy's warnings for the keywords of a schema that jsonschema decides (an enum or a
@@ -84,7 +73,7 @@ def clean(ctx: Context, schema: dict[str, Any], where: str) -> dict[str, Any]:
             continue
         if key in ("then", "else") and "if" not in schema:
             continue
-        if (key == "dependencies" and ctx.new_draft) or (key in _LATER_DRAFTS_ONLY and ctx.old_draft):
+        if key == "dependencies" and ctx.new_draft:  # (a draft we do not know: see ``dialects``)
             ctx.refuse(key, "not a keyword of the draft that $schema declares", where)
             continue
         out[key] = value
