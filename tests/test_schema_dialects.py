@@ -131,3 +131,40 @@ def test_only_the_drafts_we_know_are_read_off_dollar_schema() -> None:
     assert declared_draft({"$schema": DRAFT2019}) == 2019
     assert declared_draft({"$schema": "https://example.com/my-meta"}) is None
     assert declared_draft({}) is None and declared_draft(True) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "instances"),
+    [
+        ({"type": "integer", "minimum": 5, "exclusiveMinimum": True}, [4, 5, 6]),
+        (
+            {
+                "type": "number",
+                "maximum": 5,
+                "exclusiveMaximum": True,
+                "minimum": 1,
+                "exclusiveMinimum": False,
+            },
+            [0.5, 1, 4.5, 5],
+        ),
+        ({"type": "integer", "exclusiveMinimum": True}, [-6, 5]),
+        (
+            {"properties": {"a": {"type": "integer", "maximum": 3, "exclusiveMaximum": True}}},
+            [{"a": 3}, {"a": 2}],
+        ),
+    ],
+)
+def test_draft_4_boolean_bounds_are_compiled(body: dict[str, Any], instances: list[Any]) -> None:
+    schema = {"$schema": DRAFT4, **body}
+    validator = jsonschema.Draft4Validator(schema)
+    result = compile_schema_ir(schema)
+    assert not result.warnings
+    dfa = compile_ir(result.node)
+    for instance in instances:
+        assert dfa.accepts(serialize(instance).encode()) == validator.is_valid(instance), instance
+
+
+def test_a_boolean_bound_outside_draft_4_names_the_draft_that_has_it() -> None:
+    for schema in ({"minimum": 1, "exclusiveMinimum": True}, {"$schema": DRAFT7, "exclusiveMaximum": False}):
+        with pytest.raises(UnsupportedError, match="draft-04's form"):
+            compile_schema_ir(schema)

@@ -9,6 +9,9 @@ draft-07 ignores ``prefixItems``, ``dependentRequired`` and ``unevaluatedPropert
 keyword would make the language narrower than the schema's, so it goes before the walk sees the
 schema; a document without ``$schema`` keeps every keyword.
 
+Draft-04's boolean ``exclusiveMinimum`` / ``exclusiveMaximum`` (the ``minimum`` / ``maximum`` beside
+it exclusive, or not) are rewritten in the numeric form of later drafts, which the walk compiles.
+
 Only schema positions are looked into: the values of ``properties``, ``patternProperties``,
 ``$defs``, ``definitions`` and ``dependentSchemas`` are schemas under names (a property named
 ``if`` stays), and instance values (``enum``, ``const``, ``default``, ``examples``) are data. The
@@ -69,6 +72,21 @@ def other_draft_warning(keyword: str, where: str, draft: int) -> str:
     )
 
 
+_BOOLEAN_BOUNDS = {"exclusiveMinimum": "minimum", "exclusiveMaximum": "maximum"}
+
+
+def _numeric_bounds(schema: dict[str, Any]) -> None:
+    """Draft-04's boolean ``exclusiveMinimum`` / ``exclusiveMaximum`` (``minimum`` exclusive or
+    not; no effect without it) in the numeric form of later drafts, in place."""
+    for exclusive, bound in _BOOLEAN_BOUNDS.items():
+        flag = schema.get(exclusive)
+        if not isinstance(flag, bool):
+            continue
+        del schema[exclusive]
+        if flag and bound in schema:
+            schema[exclusive] = schema.pop(bound)
+
+
 def _not_in(keyword: str, draft: int) -> bool:
     return KEYWORD_SINCE.get(keyword, 0) > draft or KEYWORD_UNTIL.get(keyword, draft) < draft
 
@@ -80,6 +98,7 @@ def without_other_drafts(root: Any) -> tuple[Any, list[tuple[str, str]]]:
     if draft is None:
         return root, []
     dropped: list[tuple[tuple[Any, ...], str, str]] = []  # (path to the schema, keyword, pointer)
+    rewritten: list[tuple[Any, ...]] = []  # paths to schemas with draft-04's boolean bounds
     stack: list[tuple[Any, tuple[Any, ...], str]] = [(root, (), "#")]
     while stack:
         schema, path, where = stack.pop()
@@ -91,7 +110,9 @@ def without_other_drafts(root: Any) -> tuple[Any, list[tuple[str, str]]]:
         for key, value in schema.items():
             if key in DATA_KEYWORDS and not _not_in(key, draft):
                 continue
-            if _not_in(key, draft):
+            if key in _BOOLEAN_BOUNDS and draft <= 4 and isinstance(value, bool):
+                rewritten.append(path)
+            elif _not_in(key, draft):
                 dropped.append((path, key, pointer_child(where, key)))
             elif key in _NAMED_SCHEMAS and isinstance(value, dict):
                 stack.extend(
@@ -105,10 +126,10 @@ def without_other_drafts(root: Any) -> tuple[Any, list[tuple[str, str]]]:
                 )
             elif isinstance(value, dict | list):
                 stack.append((value, (*path, key), pointer_child(where, key)))
-    if not dropped:
+    if not dropped and not rewritten:
         return root, []
     copies: dict[tuple[Any, ...], Any] = {(): dict(root)}
-    for path, _, _ in dropped:
+    for path in [*(path for path, _, _ in dropped), *rewritten]:
         for depth in range(1, len(path) + 1):
             if path[:depth] not in copies:
                 parent = copies[path[: depth - 1]]
@@ -117,4 +138,6 @@ def without_other_drafts(root: Any) -> tuple[Any, list[tuple[str, str]]]:
                 parent[path[depth - 1]] = copies[path[:depth]]
     for path, key, _ in dropped:
         copies[path].pop(key, None)
+    for path in rewritten:
+        _numeric_bounds(copies[path])
     return copies[()], [(key, where) for _, key, where in sorted(dropped, key=lambda d: d[2])]

@@ -41,6 +41,13 @@ def as_decimal(value: NumberValue | None, keyword: str, where: str | None) -> De
     digits in plain decimal notation."""
     if value is None:
         return None
+    if isinstance(value, bool) and keyword.startswith("exclusive"):
+        raise UnsupportedError(
+            f"{keyword} value {value!r}",
+            "must be a number (a boolean is draft-04's form, which a document declaring "
+            '"$schema": "http://json-schema.org/draft-04/schema#" compiles)',
+            where=where,
+        )
     if isinstance(value, bool) or not isinstance(value, (Decimal, int, float)):
         raise UnsupportedError(f"{keyword} value {value!r}", "must be a number", where=where)
     number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
