@@ -21,6 +21,7 @@ from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.frontends.schema.canonical import serialize
+from moonmaskc.limits import Limits
 from tests.conftest import data_path
 from tests.schema_suite_report import declared_order
 
@@ -473,3 +474,40 @@ def test_contains_counts_agree_with_jsonschema(name: str) -> None:
         assert _dfa(name).accepts(serialize(value).encode("utf-8")) == valid, (value, valid)
         outcomes[valid] += 1
     assert outcomes[True] >= 10 and outcomes[False] >= 10, outcomes
+
+
+def test_products_taken_within_the_depth_bound_are_noted() -> None:
+    """A ``oneOf`` not proven disjoint is an "exactly one" product within ``--max-depth`` levels
+    below it, and a ``not`` a complement within them: values nested deeper are cut there, and the
+    notes say where (also when the keyword is reached through a cached ``$ref``)."""
+    filters = {
+        "type": "object",
+        "required": ["filters"],
+        "properties": {
+            "filters": {"type": "array", "items": {"type": "object", "properties": {"h": {"type": "object"}}}}
+        },
+    }
+    terms = {"type": "object", "required": ["terms"]}
+    schema = {"oneOf": [filters, terms]}
+    deep, shallow = {"filters": [{"h": {}}]}, {"filters": [{}]}
+    result = compile_schema_ir(schema)
+    assert result.notes["bounded_products"] == [
+        "oneOf at #: values nest at most 3 levels below it (its product is taken within --max-depth)"
+    ]
+    dfa = compile_ir(result.node)
+    validator = Draft202012Validator(schema)
+    assert validator.is_valid(deep) and validator.is_valid(shallow)
+    assert dfa.accepts(serialize(shallow).encode()) and not dfa.accepts(serialize(deep).encode())
+    deeper = compile_ir(compile_schema_ir(schema, limits=Limits(max_depth=4)).node)
+    assert deeper.accepts(serialize(deep).encode())
+
+    assert (
+        compile_schema_ir({"oneOf": [{"type": "string"}, {"type": "integer"}]}).notes["bounded_products"]
+        == []
+    )
+    negated = compile_schema_ir({"properties": {"a": {"not": {"type": "string"}}}})
+    assert [note.split(":")[0] for note in negated.notes["bounded_products"]] == ["not at #/properties/a/not"]
+    shared = {"$defs": {"x": schema}, "properties": {"p": {"$ref": "#/$defs/x"}, "q": {"$ref": "#/$defs/x"}}}
+    assert [n.split(":")[0] for n in compile_schema_ir(shared).notes["bounded_products"]] == [
+        "oneOf at #/$defs/x"
+    ]

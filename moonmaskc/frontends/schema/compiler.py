@@ -207,6 +207,7 @@ def _result(node: ir.Node, ctx: Context, whitespace: str) -> FrontendResult:
         "max_depth_meaning": "recursive $ref unrolled at most this many times; values accepted by {} "
         "or true nest at most this deep",
         "refs_unrolled": sorted(ctx.refs_cut),
+        "bounded_products": list(ctx.bounded_cuts),
         "ignored_keywords": [w for w in ctx.warnings if w.startswith("ignored keyword")],
         "unknown_keywords": [w for w in ctx.warnings if w.startswith(("unknown keyword", "unknown format"))],
         "openapi_keywords": [w for w in ctx.warnings if w.startswith("OpenAPI keyword")],

@@ -65,6 +65,7 @@ class RefRecord:
     warnings: tuple[str, ...]
     refs_cut: tuple[str, ...]
     effects: tuple[str, ...]
+    bounded_cuts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,6 +149,8 @@ class Context:
     warnings: dict[str, None] = field(default_factory=dict)
     # How the validation keywords dropped under lenient move the language ("wider", "narrower").
     effects: dict[str, None] = field(default_factory=dict)
+    # Products (oneOf's "exactly one", the complements of not / if) taken within a depth bound.
+    bounded_cuts: dict[str, None] = field(default_factory=dict)
     # +1 where the language being built is the schema's own, -1 inside a complement (a keyword
     # dropped there narrows the result), 0 where it counts both ways (an "exactly one" product).
     polarity: int = 1
@@ -358,13 +361,24 @@ class Context:
     def probe(self) -> Iterator[None]:
         """A walk whose records are forgotten afterwards (flags, warnings, cuts, effects): a look
         at a language that decides something, whose parts the real walk meets again."""
-        saved = (self.flags, dict(self.warnings), dict(self.refs_cut), dict(self.effects))
+        saved = (
+            self.flags,
+            dict(self.warnings),
+            dict(self.refs_cut),
+            dict(self.effects),
+            dict(self.bounded_cuts),
+        )
         self.flags = Flags()
         try:
             yield
         finally:
             self.flags = saved[0]
-            self.warnings, self.refs_cut, self.effects = saved[1], saved[2], saved[3]
+            self.warnings, self.refs_cut, self.effects, self.bounded_cuts = (
+                saved[1],
+                saved[2],
+                saved[3],
+                saved[4],
+            )
 
     def replay(self, record: RefRecord) -> None:
         """Record again what walking a $ref target recorded the first time."""
@@ -372,3 +386,12 @@ class Context:
         self.warnings.update(dict.fromkeys(record.warnings))
         self.refs_cut.update(dict.fromkeys(record.refs_cut))
         self.effects.update(dict.fromkeys(record.effects))
+        self.bounded_cuts.update(dict.fromkeys(record.bounded_cuts))
+
+    def bounded_product(self, keyword: str, where: str, depth: int) -> None:
+        """Record that the product of ``keyword`` at ``where`` was taken within ``depth`` levels
+        below it (values nested deeper are not in the language there)."""
+        self.bounded_cuts[
+            f"{keyword} at {where}: values nest at most {max(depth, 0)} levels below it (its product "
+            "is taken within --max-depth)"
+        ] = None

@@ -124,7 +124,7 @@ def _walk_target(walk: SchemaWalk, target_pointer: str, target: Any) -> RefRecor
     """Walk a $ref target, recording the flags, warnings and cuts it causes."""
     ctx = walk.ctx
     saved_flags = ctx.flags
-    warnings_before, cuts_before = len(ctx.warnings), len(ctx.refs_cut)
+    warnings_before, cuts_before, bounded_before = len(ctx.warnings), len(ctx.refs_cut), len(ctx.bounded_cuts)
     saved_effects, ctx.effects = ctx.effects, {}
     ctx.flags = Flags()
     ctx.ref_stack.append(target_pointer)
@@ -143,4 +143,5 @@ def _walk_target(walk: SchemaWalk, target_pointer: str, target: Any) -> RefRecor
         tuple(itertools.islice(ctx.warnings, warnings_before, None)),
         tuple(itertools.islice(ctx.refs_cut, cuts_before, None)),
         tuple(inner_effects),
+        tuple(itertools.islice(ctx.bounded_cuts, bounded_before, None)),
     )

@@ -70,6 +70,7 @@ def complement(walk: SchemaWalk, schema: Any, where: str, keyword: str) -> DFA |
         return None
     universe = walk.automata.universe_leaf(ctx.depth_left()).dfa
     ctx.flags.depth_cut = True
+    ctx.bounded_product(keyword, where, ctx.depth_left())
     operand_dfa = walk.automata.dfa(operand)
     return walk.automata.derived(
         "complement", (universe, operand_dfa), lambda: difference(universe, operand_dfa, walk.limits)

@@ -91,7 +91,7 @@ def one_of(walk: SchemaWalk, base: dict[str, Any], branches: list[Any], where: s
         )
         return ir.alt(*declared_order)
     try:
-        return exactly_one(walk, nodes, proven, flags, depth)
+        return exactly_one(walk, nodes, proven, flags, depth, where)
     except LimitError:
         if not in_one_order:
             raise
@@ -100,7 +100,7 @@ def one_of(walk: SchemaWalk, base: dict[str, Any], branches: list[Any], where: s
 
 
 def exactly_one(
-    walk: SchemaWalk, nodes: list[ir.Node], proven: set[tuple[int, int]], flags: Flags, depth: int
+    walk: SchemaWalk, nodes: list[ir.Node], proven: set[tuple[int, int]], flags: Flags, depth: int, where: str
 ) -> ir.Node:
     """The values of exactly one of ``nodes`` (branch languages that hold every serialization of
     their values within the depth bound, or all in one key order), within ``depth``."""
@@ -117,6 +117,7 @@ def exactly_one(
         # Constants are not cut at the bound: a deep one of one branch may be valid, deeper
         # than the bound, for another. Within the bound the union is exact.
         ctx.flags.depth_cut = True
+        ctx.bounded_product("oneOf", where, depth)
         bounded = (automata.universe_leaf(depth).dfa, *branch_dfas)
         return automata.derived(
             "oneOf disjoint",
@@ -124,6 +125,7 @@ def exactly_one(
             lambda: intersect(bounded[0], union_all(bounded[1:], walk.limits), walk.limits),
         )
     ctx.flags.depth_cut = True
+    ctx.bounded_product("oneOf", where, depth)
     dfas = (automata.universe_leaf(depth).dfa, *branch_dfas)
     return automata.derived(
         "oneOf", dfas, lambda: product(list(dfas), lambda f: bool(f[0]) and sum(f[1:]) == 1, walk.limits)
