@@ -13,16 +13,17 @@ Draft-04's boolean ``exclusiveMinimum`` / ``exclusiveMaximum`` (the ``minimum`` 
 it exclusive, or not) are rewritten in the numeric form of later drafts, which the walk compiles.
 
 Only schema positions are looked into: the values of ``properties``, ``patternProperties``,
-``$defs``, ``definitions`` and ``dependentSchemas`` are schemas under names (a property named
-``if`` stays), and instance values (``enum``, ``const``, ``default``, ``examples``) are data. The
-walk is iterative, and the schema is copied only along the paths to the keywords dropped.
+``$defs``, ``definitions``, ``dependentSchemas`` and ``dependencies`` are schemas under names (a
+property named ``if`` stays), and instance values (``enum``, ``const``, ``default``,
+``examples``) are data. The walk is iterative, and the schema is copied only along the paths to
+the keywords dropped.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from moonmaskc.frontends.schema.refs import DATA_KEYWORDS, pointer_child
+from moonmaskc.frontends.schema.refs import DATA_KEYWORDS, SCHEMA_MAPS, pointer_child
 
 DRAFT_NAMES = {3: "draft-03", 4: "draft-04", 6: "draft-06", 7: "draft-07", 2019: "2019-09", 2020: "2020-12"}
 
@@ -45,8 +46,6 @@ KEYWORD_SINCE = {
 
 KEYWORD_UNTIL = {"dependencies": 7, "additionalItems": 2019}
 """The last draft that had each keyword (drafts after it do not have it)."""
-
-_NAMED_SCHEMAS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
 def declared_draft(root: Any) -> int | None:
@@ -114,15 +113,9 @@ def without_other_drafts(root: Any) -> tuple[Any, list[tuple[str, str]]]:
                 rewritten.append(path)
             elif _not_in(key, draft):
                 dropped.append((path, key, pointer_child(where, key)))
-            elif key in _NAMED_SCHEMAS and isinstance(value, dict):
+            elif key in SCHEMA_MAPS and isinstance(value, dict):
                 stack.extend(
                     (sub, (*path, key, name), pointer_child(where, key, name)) for name, sub in value.items()
-                )
-            elif key == "dependencies" and isinstance(value, dict):  # schemas or lists of names
-                stack.extend(
-                    (sub, (*path, key, name), pointer_child(where, key, name))
-                    for name, sub in value.items()
-                    if isinstance(sub, dict)
                 )
             elif isinstance(value, dict | list):
                 stack.append((value, (*path, key), pointer_child(where, key)))

@@ -19,6 +19,7 @@ from moonmaskc.frontends.schema.keywords import (
     is_disabled_keyword,
     is_known,
 )
+from moonmaskc.frontends.schema.refs import DATA_KEYWORDS, SCHEMA_MAPS
 
 if TYPE_CHECKING:
     from moonmaskc.frontends.schema.context import Context
@@ -87,7 +88,6 @@ def has_openapi_intent(root: Any) -> bool:
     subschemas are entered by their values only. Iterative."""
     if isinstance(root, dict) and ("openapi" in root or "swagger" in root):
         return True
-    named = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
     stack = [root]
     while stack:
         schema = stack.pop()
@@ -99,10 +99,8 @@ def has_openapi_intent(root: Any) -> bool:
         for key, value in schema.items():
             if key in OPENAPI and (key != "nullable" or value is True):
                 return True
-            if key in named and isinstance(value, dict):
+            if key in SCHEMA_MAPS and isinstance(value, dict):
                 stack.extend(value.values())
-            elif key not in ("enum", "const", "default", "examples", "required") and isinstance(
-                value, dict | list
-            ):
+            elif key not in DATA_KEYWORDS and key != "required" and isinstance(value, dict | list):
                 stack.append(value)
     return False

@@ -37,10 +37,10 @@ OLD_DRAFTS = ("draft-07", "draft-06", "draft-04", "draft-03")
 # How many other documents one compile may read (a bound on a closure of references).
 MAX_DOCUMENTS = 1000
 NOT_FETCHED = "remote references are not fetched"
-# Keywords whose value maps names to subschemas (the names are not keywords).
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
-_VALUES = ("enum", "const", "examples", "default")
-# Where else a schema holds subschemas (beside ``_SCHEMA_MAPS``): lists of them, one of them.
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+"""Keywords whose value maps names to subschemas (the names are not keywords; a ``dependencies``
+entry may also be a list of names)."""
+# Where else a schema holds subschemas (beside ``SCHEMA_MAPS``): lists of them, one of them.
 _SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
 _SCHEMA_VALUES = frozenset(
     {
@@ -245,7 +245,7 @@ class RefResolver:
             if isinstance(anchor, str):  # of the resource the schema's own $id starts
                 self._add_anchor((base, anchor), pointer, node)
             for key, value in node.items():
-                if key in _VALUES:
+                if key in DATA_KEYWORDS:
                     continue
                 self._index(value, pointer_child(pointer, key), base, dialect)
         elif isinstance(node, list):
@@ -421,7 +421,7 @@ class RefResolver:
             if isinstance(node, dict):
                 known = self._locations.get(id(node))
                 self._locations[id(node)] = (at if known is None else None, node)
-                stack.extend((v, pointer_child(at, k)) for k, v in node.items() if k not in _VALUES)
+                stack.extend((v, pointer_child(at, k)) for k, v in node.items() if k not in DATA_KEYWORDS)
             elif isinstance(node, list):
                 stack.extend((v, pointer_child(at, i)) for i, v in enumerate(node))
 
@@ -456,9 +456,9 @@ def _refs_with_siblings(schema: Any, pointer: str) -> Iterator[str]:
         if "$ref" in node and any(k != "$ref" and not is_annotation(k) for k in node):
             yield at
         for key, value in node.items():
-            if key in _VALUES:
+            if key in DATA_KEYWORDS:
                 continue
-            if key in _SCHEMA_MAPS and isinstance(value, dict):
+            if key in SCHEMA_MAPS and isinstance(value, dict):
                 stack.extend((v, pointer_child(at, key, k)) for k, v in value.items())
             elif isinstance(value, dict):
                 stack.append((value, pointer_child(at, key)))
@@ -501,7 +501,7 @@ def check_keyword_shapes(root: Any) -> None:
                 raise UnsupportedError(f"keyword {key!r}", f"{problem}, not {_shown(value)}", where=where)
         for key, value in schema.items():
             child = pointer_child(where, str(key))
-            if key in _SCHEMA_MAPS and isinstance(value, dict):
+            if key in SCHEMA_MAPS and isinstance(value, dict):
                 for name, item in value.items():
                     place = pointer_child(child, str(name))
                     if key not in _NAMED_ONLY and not (key == "dependencies" and isinstance(item, list)):
@@ -522,7 +522,7 @@ _NAMED_ONLY = frozenset({"$defs", "definitions"})
 _IDENTIFIERS = frozenset(
     {"$ref", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$schema"}
 )
-_OBJECTS = frozenset({*_SCHEMA_MAPS, "dependentRequired"})
+_OBJECTS = frozenset({*SCHEMA_MAPS, "dependentRequired"})
 _ARRAYS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "enum"})
 
 
