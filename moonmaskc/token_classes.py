@@ -93,8 +93,8 @@ def token_classes(
     node_map = _compose_over_trie(dfa, trie, maps, on_level)
     eos_map = int(maps.add(maps.padded(eos_row[None, :]))[0])
     map_count = maps.count
-    token_map = np.full(vocab_size, DEAD_MAP, dtype=np.int64)
-    token_map[trie.node_token_ids] = node_map[trie.token_nodes]
+    nodes = trie.node_of_token(vocab_size)
+    token_map = np.where(nodes >= 0, node_map[nodes], DEAD_MAP)
     token_map[eos_id] = eos_map
     first_token = np.full(map_count, vocab_size, dtype=np.int64)  # the first token of each map
     np.minimum.at(first_token, token_map, np.arange(vocab_size))
