@@ -42,7 +42,7 @@ def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
     if least == 0 and most is None:
         body = canonical.STRING_BODY
     constraints: list[DFA] = []
-    within_body = False  # whether constraints[0] is already inside the canonical STRING_BODY
+    within_body = False  # whether a constraint (so their intersection) lies inside STRING_BODY
     if keywords.format is not None:
         from moonmaskc.frontends.schema.formats import format_string_dfa
 
@@ -58,6 +58,9 @@ def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
             found = walk.ctx.within_bounds("pattern", pattern_where, lambda: automata.dfa(node))
             if found is not None:
                 constraints.append(found)
+                # The pattern's strings are valid UTF-8, escaped canonically (``pattern_node``):
+                # inside STRING_BODY already.
+                within_body = True
     if not constraints:
         return canonical.quoted(body)
     if within_body and body is canonical.STRING_BODY:
