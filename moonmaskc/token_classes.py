@@ -211,9 +211,14 @@ def _native_maps(
     """The native composition (inputs checked by ``_check_inputs``): the map of every node, the
     eos map, the number of maps and ``next_table(map_ids)``, the compact table whose class ``j``
     is map ``map_ids[j]`` (written by the native core from the sparse maps)."""
-    dtype = state_dtype(dfa.num_states)
+    narrow = state_dtype(dfa.num_states) == np.uint16
+    columns_status, columns = module.state_columns(
+        np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow
+    )
+    if columns_status != module.OK:
+        raise MalformedArraysError("a DFA transition outside its states (rejected by the native core)")
     status, count, node_map, maps, eos_map = module.compose_over_trie(
-        np.ascontiguousarray(dfa.transitions.T, dtype=dtype),
+        columns,
         np.ascontiguousarray(trie.node_parent, dtype=np.int32),
         np.ascontiguousarray(trie.node_byte, dtype=np.uint8),
         np.ascontiguousarray(dfa.byte_class, dtype=np.int32),

@@ -583,6 +583,36 @@ def test_the_native_backstop_rejects_what_slips_past(walk: ModuleType) -> None:
         assert status == walk.BAD_INPUT and token_class is None and class_maps is None
 
 
+@pytest.mark.parametrize(
+    ("states", "classes", "narrow"),
+    [
+        (1, 1, True),
+        (63, 65, True),
+        (130, 7, True),
+        (65_535, 3, True),
+        (1_000, 129, False),
+        (70_000, 2, False),
+    ],
+)
+def test_state_columns_are_the_transposed_table(
+    walk: ModuleType, states: int, classes: int, narrow: bool
+) -> None:
+    """``state_columns`` transposes tile by tile, partial tiles at both edges included, into the
+    dtype the composition takes; a target outside the states (negative, or past them) is
+    ``BAD_INPUT``, as is a narrow table of more states than 16 bits hold."""
+    table = np.random.default_rng(states).integers(0, states, size=(states, classes), dtype=np.int32)
+    status, columns = walk.state_columns(table, narrow)
+    assert status == walk.OK
+    assert columns.dtype == (np.uint16 if narrow else np.int32) and columns.flags.c_contiguous
+    assert np.array_equal(columns, table.T)
+    for bad in (-1, states):
+        broken = table.copy()
+        broken[states // 2, classes - 1] = bad
+        assert walk.state_columns(broken, narrow) == (walk.BAD_INPUT, None)
+    if not narrow and states > 65_535:
+        assert walk.state_columns(table, True) == (walk.BAD_INPUT, None)
+
+
 def test_classes_are_numbered_by_their_first_token(walk: ModuleType) -> None:
     """Class 0 is the dead map; the others in the order of their first token; a token at no node
     (-1) has the dead map, and eos has its own map wherever it sits."""

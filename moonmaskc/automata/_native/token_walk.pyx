@@ -54,6 +54,14 @@ extra_row, on_level)``
   by their first token. ``token_class`` is int32[vocab], ``class_maps`` int64[classes] the map of
   each class. Status ``BAD_INPUT`` (the arrays ``None``) for an index out of range.
 
+``state_columns(table, narrow)``
+  Takes: a DFA's transitions ``table`` (int32[states, classes]) and whether the states fit 16 bits.
+  Hands on: ``(status, columns)``, the table transposed (``columns[c, s] = table[s, c]``), uint16
+  when ``narrow`` else int32, what ``compose_over_trie`` takes. Copied in square tiles, so that
+  both sides stay in cache (numpy's strided transpose and cast took 24 ms on 55,000 states x 71
+  classes). Status ``BAD_INPUT`` (``columns`` ``None``) for a target outside ``[0, states)``, or
+  past 16 bits when ``narrow``.
+
 All release the GIL while they work. No negative indexing anywhere (the checked build turns
 bounds and wraparound checks on).
 """
@@ -1250,3 +1258,74 @@ def classes_by_first_token(
         return _OK, token_class, class_maps[:count]
     finally:
         free(class_of_map)
+
+
+cdef enum:
+    _TILE = 64
+
+
+def state_columns(const int32_t[:, ::1] table not None, bint narrow):
+    """See the module docstring: ``(status, columns)``."""
+    cdef int64_t num_states = table.shape[0]
+    cdef int64_t num_classes = table.shape[1]
+    cdef uint32_t outside = 0
+    cdef uint16_t[:, ::1] narrow_view
+    cdef int32_t[:, ::1] wide_view
+    if num_states < 1 or num_classes < 1 or (narrow and num_states > 65535):
+        return _BAD_INPUT, None
+    columns = np.empty((num_classes, num_states), dtype=np.uint16 if narrow else np.int32)
+    if narrow:
+        narrow_view = columns
+        with nogil:
+            outside = _tiles_u16(&table[0, 0], &narrow_view[0, 0], num_states, num_classes)
+    else:
+        wide_view = columns
+        with nogil:
+            outside = _tiles_i32(&table[0, 0], &wide_view[0, 0], num_states, num_classes)
+    if outside:
+        return _BAD_INPUT, None
+    return _OK, columns
+
+
+cdef uint32_t _tiles_u16(
+    const int32_t* rows, uint16_t* out, int64_t num_states, int64_t num_classes
+) noexcept nogil:
+    """``out[c, s] = rows[s, c]`` tile by tile; non-zero when a target is outside the states."""
+    cdef int64_t s0 = 0, c0, s, c, s_end, c_end
+    cdef uint32_t target, outside = 0
+    cdef uint32_t bound = <uint32_t>num_states
+    while s0 < num_states:
+        s_end = s0 + _TILE if s0 + _TILE < num_states else num_states
+        c0 = 0
+        while c0 < num_classes:
+            c_end = c0 + _TILE if c0 + _TILE < num_classes else num_classes
+            for s in range(s0, s_end):
+                for c in range(c0, c_end):
+                    target = <uint32_t>rows[s * num_classes + c]  # a negative one wraps past bound
+                    outside |= target >= bound
+                    out[c * num_states + s] = <uint16_t>target
+            c0 = c_end
+        s0 = s_end
+    return outside
+
+
+cdef uint32_t _tiles_i32(
+    const int32_t* rows, int32_t* out, int64_t num_states, int64_t num_classes
+) noexcept nogil:
+    """``_tiles_u16`` into int32 columns."""
+    cdef int64_t s0 = 0, c0, s, c, s_end, c_end
+    cdef uint32_t target, outside = 0
+    cdef uint32_t bound = <uint32_t>num_states
+    while s0 < num_states:
+        s_end = s0 + _TILE if s0 + _TILE < num_states else num_states
+        c0 = 0
+        while c0 < num_classes:
+            c_end = c0 + _TILE if c0 + _TILE < num_classes else num_classes
+            for s in range(s0, s_end):
+                for c in range(c0, c_end):
+                    target = <uint32_t>rows[s * num_classes + c]
+                    outside |= target >= bound
+                    out[c * num_states + s] = <int32_t>target
+            c0 = c_end
+        s0 = s_end
+    return outside
