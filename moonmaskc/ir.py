@@ -148,10 +148,14 @@ def byte_range(lo: int, hi: int) -> Node:
     return ByteSet(range_mask(lo, hi))
 
 
+_SINGLE_BYTES = tuple(ByteSet(1 << b) for b in range(256))
+"""One node per byte value: literals (JSON keys and punctuation above all) are built from these."""
+
+
 def literal(data: bytes) -> Node:
     if len(data) == 1:
-        return ByteSet(1 << data[0])
-    return Seq(tuple([ByteSet(1 << b) for b in data]))
+        return _SINGLE_BYTES[data[0]]
+    return Seq(tuple(map(_SINGLE_BYTES.__getitem__, data)))
 
 
 def text(value: str) -> Node:
