@@ -40,7 +40,7 @@ GIL, on malloc'd memory that is freed on every path.
 """
 
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 
 import numpy as np
@@ -202,8 +202,155 @@ cdef void _fill_pruned(
             target[c] = new_id[source[c]]
 
 
+cdef struct Edges:
+    # the transitions other than into state 0, state by state in column order:
+    # state s's at [offsets[s], offsets[s + 1]) of cls (the column) and target
+    Py_ssize_t* offsets
+    int32_t* cls
+    int32_t* target
+
+
+cdef void _free_edges(Edges* edges) noexcept nogil:
+    free(edges.offsets)
+    free(edges.cls)
+    free(edges.target)
+    edges.offsets = NULL
+    edges.cls = NULL
+    edges.target = NULL
+
+
+cdef int _sparse_edges(const int32_t* table, Py_ssize_t n, Py_ssize_t k, Edges* out) noexcept nogil:
+    """The live transitions of the dense ``table`` (``out`` zeroed; the caller frees it on every
+    path), in the one pass over it that the minimisation makes: the later passes walk these
+    (a JSON schema's DFA sends 90% of its transitions into the dead state). Checks every target
+    (``BAD_TARGET``)."""
+    cdef Py_ssize_t capacity = n * 4 + k, count = 0, s, c
+    cdef const int32_t* row
+    cdef uint32_t target, bound = <uint32_t>n, outside = 0
+    cdef int32_t* grown
+    out.offsets = <Py_ssize_t*>_alloc(n + 1, sizeof(Py_ssize_t))
+    out.cls = <int32_t*>_alloc(capacity, sizeof(int32_t))
+    out.target = <int32_t*>_alloc(capacity, sizeof(int32_t))
+    if out.offsets == NULL or out.cls == NULL or out.target == NULL:
+        return NO_MEMORY
+    for s in range(n):
+        out.offsets[s] = count
+        if count + k > capacity:  # room for a whole row, so that every slot is written blindly
+            capacity = 2 * capacity if 2 * capacity >= count + k else count + k
+            grown = <int32_t*>realloc(out.cls, <size_t>capacity * sizeof(int32_t))
+            if grown == NULL:
+                return NO_MEMORY
+            out.cls = grown
+            grown = <int32_t*>realloc(out.target, <size_t>capacity * sizeof(int32_t))
+            if grown == NULL:
+                return NO_MEMORY
+            out.target = grown
+        row = table + s * k
+        for c in range(k):
+            target = <uint32_t>row[c]  # a negative target wraps past the bound
+            outside |= target >= bound
+            out.cls[count] = <int32_t>c
+            out.target[count] = <int32_t>target
+            count += target != 0
+    out.offsets[n] = count
+    return BAD_TARGET if outside else OK
+
+
+cdef int _sparse_reverse_bfs(
+    const Edges* edges, Py_ssize_t n, const uint8_t* accepting, int32_t* distance
+) noexcept nogil:
+    """``_reverse_bfs`` on the live transitions: ``distance[s]``, the fewest steps from ``s`` to an
+    accepting state, -1 where none."""
+    cdef Py_ssize_t* offsets = <Py_ssize_t*>_alloc(n + 1, sizeof(Py_ssize_t))
+    cdef int32_t* stamp = <int32_t*>_alloc(n, sizeof(int32_t))
+    cdef int32_t* sources = NULL
+    cdef Py_ssize_t s, e, i, head, tail
+    cdef int32_t t, step
+    cdef int status = OK
+    if offsets == NULL or stamp == NULL:
+        status = NO_MEMORY
+    if status == OK:
+        for s in range(n + 1):
+            offsets[s] = 0
+        for s in range(n):
+            stamp[s] = -1
+        for s in range(n):  # distinct predecessors only
+            for e in range(edges.offsets[s], edges.offsets[s + 1]):
+                t = edges.target[e]
+                if stamp[t] != s:
+                    stamp[t] = <int32_t>s
+                    offsets[t + 1] += 1
+        for s in range(n):
+            offsets[s + 1] += offsets[s]
+        sources = <int32_t*>_alloc(offsets[n], sizeof(int32_t))
+        if sources == NULL:
+            status = NO_MEMORY
+    if status == OK:
+        for s in range(n):
+            stamp[s] = -1
+        for s in range(n):  # offsets[t] serves as t's cursor, then moves back
+            for e in range(edges.offsets[s], edges.offsets[s + 1]):
+                t = edges.target[e]
+                if stamp[t] != s:
+                    stamp[t] = <int32_t>s
+                    sources[offsets[t]] = <int32_t>s
+                    offsets[t] += 1
+        for s in range(n, 0, -1):
+            offsets[s] = offsets[s - 1]
+        offsets[0] = 0
+        tail = 0  # breadth first; the queue reuses ``stamp``
+        for s in range(n):
+            if accepting[s]:
+                distance[s] = 0
+                stamp[tail] = <int32_t>s
+                tail += 1
+            else:
+                distance[s] = -1
+        head = 0
+        while head < tail:
+            t = stamp[head]
+            head += 1
+            step = distance[t] + 1
+            for i in range(offsets[t], offsets[t + 1]):
+                s = sources[i]
+                if distance[s] < 0:
+                    distance[s] = step
+                    stamp[tail] = <int32_t>s
+                    tail += 1
+    free(offsets)
+    free(stamp)
+    free(sources)
+    return status
+
+
+cdef int _pruned_edges(
+    const Edges* edges, const int32_t* new_id, const int32_t* kept, Py_ssize_t m, Edges* out
+) noexcept nogil:
+    """The live transitions of the pruned DFA (``out`` zeroed, freed by the caller): kept state
+    ``i``'s are old state ``kept[i]``'s into kept states, renumbered."""
+    cdef Py_ssize_t i, e, count = 0
+    cdef int32_t t
+    cdef Py_ssize_t most = edges.offsets[kept[m - 1] + 1] if m > 1 else 0
+    out.offsets = <Py_ssize_t*>_alloc(m + 1, sizeof(Py_ssize_t))
+    out.cls = <int32_t*>_alloc(most, sizeof(int32_t))
+    out.target = <int32_t*>_alloc(most, sizeof(int32_t))
+    if out.offsets == NULL or out.cls == NULL or out.target == NULL:
+        return NO_MEMORY
+    out.offsets[0] = 0
+    for i in range(1, m):
+        out.offsets[i] = count
+        for e in range(edges.offsets[kept[i]], edges.offsets[kept[i] + 1]):
+            t = new_id[edges.target[e]]
+            if t:
+                out.cls[count] = edges.cls[e]
+                out.target[count] = t
+                count += 1
+    out.offsets[m] = count
+    return OK
+
+
 cdef int _hopcroft(
-    const int32_t* table, Py_ssize_t m, Py_ssize_t k, const int32_t* distance,
+    const Edges* live, Py_ssize_t m, Py_ssize_t k, const int32_t* distance,
     int32_t* block_of, int32_t* representative, Py_ssize_t* num_blocks,
 ) noexcept nogil:
     """Coarsest partition of the pruned DFA (state 0 dead and the only state with distance -1)
@@ -227,7 +374,6 @@ cdef int _hopcroft(
     cdef int32_t* in_source = NULL  # live edges into each state: source and class
     cdef int32_t* in_class = NULL
     cdef int32_t* preimage = NULL  # sources of the edges into a splitter, bucketed by class
-    cdef const int32_t* row
     cdef Py_ssize_t s, c, i, j, e, d, blocks, top, pos, edges, seen, marked_blocks
     cdef int32_t t, b, nb, splitter, p, q, other, cls
     cdef int status = OK
@@ -243,10 +389,8 @@ cdef int _hopcroft(
         for s in range(m + 1):
             in_offsets[s] = 0
         for s in range(1, m):
-            row = table + s * k
-            for c in range(k):
-                if row[c]:
-                    in_offsets[row[c] + 1] += 1
+            for e in range(live.offsets[s], live.offsets[s + 1]):
+                in_offsets[live.target[e] + 1] += 1
         for s in range(m):
             in_offsets[s + 1] += in_offsets[s]
         edges = in_offsets[m]
@@ -257,13 +401,11 @@ cdef int _hopcroft(
             status = NO_MEMORY
     if status == OK:
         for s in range(1, m):  # in_offsets[t] serves as t's cursor, then moves back
-            row = table + s * k
-            for c in range(k):
-                t = row[c]
-                if t:
-                    in_source[in_offsets[t]] = <int32_t>s
-                    in_class[in_offsets[t]] = <int32_t>c
-                    in_offsets[t] += 1
+            for e in range(live.offsets[s], live.offsets[s + 1]):
+                t = live.target[e]
+                in_source[in_offsets[t]] = <int32_t>s
+                in_class[in_offsets[t]] = live.cls[e]
+                in_offsets[t] += 1
         for s in range(m, 0, -1):
             in_offsets[s] = in_offsets[s - 1]
         in_offsets[0] = 0
@@ -391,15 +533,14 @@ cdef int _hopcroft(
 
 
 cdef Py_ssize_t _breadth_first(
-    const int32_t* table, Py_ssize_t k, const int32_t* block_of, const int32_t* representative,
+    const Edges* edges, const int32_t* block_of, const int32_t* representative,
     Py_ssize_t num_blocks, int32_t start, int32_t* order, int32_t* new_id,
 ) noexcept nogil:
     """Number the blocks reachable from the start: the dead state's 0, the start's 1, the others
     breadth first visiting targets in column order. ``order[i]``: the block numbered ``i``.
     Returns how many are numbered."""
-    cdef Py_ssize_t b, c, head, count
-    cdef const int32_t* row
-    cdef int32_t target_block
+    cdef Py_ssize_t b, e, head, count
+    cdef int32_t state, target_block
     for b in range(num_blocks):
         new_id[b] = -1
     new_id[block_of[0]] = 0
@@ -409,37 +550,35 @@ cdef Py_ssize_t _breadth_first(
     count = 2
     head = 1
     while head < count:
-        row = table + representative[order[head]] * k
+        state = representative[order[head]]
         head += 1
-        for c in range(k):
-            if row[c]:
-                target_block = block_of[row[c]]
-                if new_id[target_block] < 0:
-                    new_id[target_block] = <int32_t>count
-                    order[count] = target_block
-                    count += 1
+        for e in range(edges.offsets[state], edges.offsets[state + 1]):  # in column order
+            target_block = block_of[edges.target[e]]
+            if new_id[target_block] < 0:
+                new_id[target_block] = <int32_t>count
+                order[count] = target_block
+                count += 1
     return count
 
 
 cdef void _fill_minimal(
-    const int32_t* table, Py_ssize_t k, const int32_t* distance, const int32_t* block_of,
+    const Edges* edges, Py_ssize_t k, const int32_t* distance, const int32_t* block_of,
     const int32_t* representative, const int32_t* order, const int32_t* new_id, Py_ssize_t size,
     int32_t* out, uint8_t* out_accepting, int32_t* out_distance,
 ) noexcept nogil:
-    cdef Py_ssize_t i, c
+    """The minimal DFA's dense rows: zero (the dead block is numbered 0) but for each block's
+    representative's live transitions."""
+    cdef Py_ssize_t i, e
     cdef int32_t state
-    cdef const int32_t* row
     cdef int32_t* target
-    for c in range(k):
-        out[c] = 0
+    memset(out, 0, <size_t>(size * k) * sizeof(int32_t))
     out_accepting[0] = 0
     out_distance[0] = -1
     for i in range(1, size):
         state = representative[order[i]]
-        row = table + state * k
         target = out + i * k
-        for c in range(k):
-            target[c] = new_id[block_of[row[c]]]
+        for e in range(edges.offsets[state], edges.offsets[state + 1]):
+            target[edges.cls[e]] = new_id[block_of[edges.target[e]]]
         out_distance[i] = distance[state]
         out_accepting[i] = distance[state] == 0
 
@@ -569,36 +708,42 @@ cdef int _minimal(
     const int32_t* table, Py_ssize_t n, Py_ssize_t k, const uint8_t* flags, Py_ssize_t start, Minimal* out
 ) noexcept nogil:
     """Prune, refine, renumber: the minimal DFA of the checked table (dead state 0, start in range)
-    into ``out`` (zeroed by the caller; the caller frees it on every path); an error code."""
+    into ``out`` (zeroed by the caller; the caller frees it on every path); an error code. The
+    dense table is read once, into its live transitions (``_sparse_edges``); every later pass
+    walks those."""
     cdef int32_t* distance = <int32_t*>_alloc(n, sizeof(int32_t))
     cdef int32_t* new_id = <int32_t*>_alloc(n, sizeof(int32_t))
     cdef int32_t* kept = <int32_t*>_alloc(n, sizeof(int32_t))
-    cdef int32_t* pruned = NULL  # owned; NULL when every state is live
     cdef int32_t* pruned_distance = NULL
-    cdef const int32_t* live_table = table
     cdef const int32_t* live_distance = distance
+    cdef Edges edges
+    cdef Edges pruned
+    cdef const Edges* live = &edges
     cdef int32_t* block_of = NULL
     cdef int32_t* representative = NULL
     cdef int32_t* order = NULL
     cdef int32_t* block_id = NULL
     cdef Py_ssize_t num_blocks = 0, i, m, size = 0
     cdef int status = OK
+    memset(&edges, 0, sizeof(Edges))
+    memset(&pruned, 0, sizeof(Edges))
     if distance == NULL or new_id == NULL or kept == NULL:
         status = NO_MEMORY
     if status == OK:
-        status = _reverse_bfs(table, n, k, flags, True, distance)
+        status = _sparse_edges(table, n, k, &edges)
+    if status == OK:
+        status = _sparse_reverse_bfs(&edges, n, flags, distance)
     if status == OK and distance[start] >= 0:
         m = _live_numbering(distance, n, new_id, kept)
-        if m < n:
-            pruned = <int32_t*>_alloc(m * k, sizeof(int32_t))
+        if m < n:  # else every state but 0 is live and keeps its number
             pruned_distance = <int32_t*>_alloc(m, sizeof(int32_t))
-            if pruned == NULL or pruned_distance == NULL:
+            if pruned_distance == NULL:
                 status = NO_MEMORY
             else:
-                _fill_pruned(table, k, new_id, kept, m, pruned)
+                status = _pruned_edges(&edges, new_id, kept, m, &pruned)
                 for i in range(m):
                     pruned_distance[i] = distance[kept[i]]
-                live_table = pruned
+                live = &pruned
                 live_distance = pruned_distance
         if status == OK:
             block_of = <int32_t*>_alloc(m, sizeof(int32_t))
@@ -608,10 +753,10 @@ cdef int _minimal(
             if block_of == NULL or representative == NULL or order == NULL or block_id == NULL:
                 status = NO_MEMORY
         if status == OK:
-            status = _hopcroft(live_table, m, k, live_distance, block_of, representative, &num_blocks)
+            status = _hopcroft(live, m, k, live_distance, block_of, representative, &num_blocks)
         if status == OK:
             size = _breadth_first(
-                live_table, k, block_of, representative, num_blocks, <int32_t>new_id[start], order, block_id
+                live, block_of, representative, num_blocks, <int32_t>new_id[start], order, block_id
             )
             out.table = <int32_t*>_alloc(size * k, sizeof(int32_t))
             out.accepting = <uint8_t*>_alloc(size, sizeof(uint8_t))
@@ -620,15 +765,16 @@ cdef int _minimal(
                 status = NO_MEMORY
             else:
                 _fill_minimal(
-                    live_table, k, live_distance, block_of, representative, order, block_id, size,
+                    live, k, live_distance, block_of, representative, order, block_id, size,
                     out.table, out.accepting, out.distance,
                 )
                 out.size = size
     free(distance)
     free(new_id)
     free(kept)
-    free(pruned)
     free(pruned_distance)
+    _free_edges(&edges)
+    _free_edges(&pruned)
     free(block_of)
     free(representative)
     free(order)
