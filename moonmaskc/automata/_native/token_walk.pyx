@@ -157,7 +157,10 @@ cdef enum:
     _BAD_INPUT = 2
     _FIRST_CAPACITY = 64
     _PREFETCH_AHEAD = 16  # entries: a composition asks for a column's cache line this far ahead
-    _TABLE_BLOCK_BYTES = 4194304  # the next states (and their classes) written together
+    # The next states (and their classes) written together: every map's cursor sweeps the block,
+    # so it should stay in a core's L2 cache. 512 KiB against 4 MiB before: 22-35% less time on
+    # four schemas' tables (1 MiB L2 a core here).
+    _TABLE_BLOCK_BYTES = 524288
     _WEIGHT_TABLE_STATES = 16384  # up to this many states, the weights are a table (128 KiB)
     _NO_MEMORY = -2
     _OVER_LIMIT = -1
