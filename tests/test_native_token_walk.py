@@ -134,6 +134,40 @@ def test_schema_tables_are_the_same_on_both_paths(
     assert np.array_equal(native_masks, pure_table.mask_rows)
 
 
+@pytest.mark.parametrize("dense_maps", [0, 128, 1 << 16], ids=["hashed", "moved", "dense"])
+def test_the_pair_table_gives_the_same_maps_dense_or_hashed(walk: ModuleType, dense_maps: int) -> None:
+    """The (map, byte class) pairs are looked up in a dense table while it fits ``dense_pairs``
+    entries and in a hash table after (moved there mid-walk when it outgrows the bound): the
+    maps and the compact table are the same either way (``tool_call.json``, GPT-2)."""
+    _, trie = real_vocabulary("gpt2")
+    dfa = schema_dfa(SCHEMAS[[path.stem for path in SCHEMAS].index("tool_call")])
+    narrow = dfa.num_states <= np.iinfo(np.uint16).max
+    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow)
+    assert status == walk.OK
+    states = np.arange(dfa.num_states)
+    eos_row = np.where(dfa.accepting, states, 0).astype(columns.dtype)
+    arguments = (
+        columns,
+        trie.node_parent,
+        trie.node_byte,
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        trie.level_offsets,
+        1 << 40,
+        eos_row,
+        None,
+    )
+    results = []
+    for bound in (dense_maps * dfa.num_classes, 1 << 30):  # starts dense from 64 maps' pairs
+        status, count, node_map, maps, eos_map = walk.compose_over_trie(*arguments, dense_pairs=bound)
+        assert status == walk.OK
+        ids = np.arange(count, dtype=np.int64)
+        results.append((count, node_map, eos_map, maps.compact_table(ids)))
+    (count, node_map, eos_map, table), (count_dense, node_map_dense, eos_dense, table_dense) = results
+    assert count == count_dense > 128 and eos_map == eos_dense  # "moved" outgrows its bound
+    assert np.array_equal(node_map, node_map_dense)
+    assert all(np.array_equal(a, b) for a, b in zip(table[1:], table_dense[1:], strict=True))
+
+
 def test_progress_is_reported_alike(walk: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
     vocabulary, trie = real_vocabulary("gpt2")
     dfa = schema_dfa(SCHEMAS[0])
