@@ -86,6 +86,34 @@ cdef bint _targets_in_range(const int32_t* table, Py_ssize_t n, Py_ssize_t k) no
     return True
 
 
+cdef void _backward_bfs(
+    const Py_ssize_t* offsets, const int32_t* sources, Py_ssize_t n, const uint8_t* accepting,
+    int32_t* distance, int32_t* queue,
+) noexcept nogil:
+    """``distance[s]``, the fewest steps from ``s`` to an accepting state (-1 where none), breadth
+    first from the accepting states over the predecessors (state ``t``'s at
+    ``sources[offsets[t]:offsets[t + 1]]``); ``queue`` has room for ``n``."""
+    cdef Py_ssize_t s, i, head = 0, tail = 0
+    cdef int32_t t, step
+    for s in range(n):
+        if accepting[s]:
+            distance[s] = 0
+            queue[tail] = <int32_t>s
+            tail += 1
+        else:
+            distance[s] = -1
+    while head < tail:
+        t = queue[head]
+        head += 1
+        step = distance[t] + 1
+        for i in range(offsets[t], offsets[t + 1]):
+            s = sources[i]
+            if distance[s] < 0:
+                distance[s] = step
+                queue[tail] = <int32_t>s
+                tail += 1
+
+
 cdef int _reverse_bfs(
     const int32_t* table, Py_ssize_t n, Py_ssize_t k, const uint8_t* accepting, bint skip_dead,
     int32_t* distance,
@@ -99,8 +127,8 @@ cdef int _reverse_bfs(
     cdef int32_t* stamp = <int32_t*>_alloc(n, sizeof(int32_t))
     cdef int32_t* sources = NULL
     cdef const int32_t* row
-    cdef Py_ssize_t s, c, i, head, tail
-    cdef int32_t t, step
+    cdef Py_ssize_t s, c
+    cdef int32_t t
     cdef int status = OK
     if offsets == NULL or cursor == NULL or stamp == NULL:
         status = NO_MEMORY
@@ -141,26 +169,7 @@ cdef int _reverse_bfs(
                 stamp[t] = <int32_t>s
                 sources[cursor[t]] = <int32_t>s
                 cursor[t] += 1
-        # breadth first; the queue reuses ``stamp``
-        tail = 0
-        for s in range(n):
-            if accepting[s]:
-                distance[s] = 0
-                stamp[tail] = <int32_t>s
-                tail += 1
-            else:
-                distance[s] = -1
-        head = 0
-        while head < tail:
-            t = stamp[head]
-            head += 1
-            step = distance[t] + 1
-            for i in range(offsets[t], offsets[t + 1]):
-                s = sources[i]
-                if distance[s] < 0:
-                    distance[s] = step
-                    stamp[tail] = <int32_t>s
-                    tail += 1
+        _backward_bfs(offsets, sources, n, accepting, distance, stamp)
     free(offsets)
     free(cursor)
     free(stamp)
@@ -264,8 +273,8 @@ cdef int _sparse_reverse_bfs(
     cdef Py_ssize_t* offsets = <Py_ssize_t*>_alloc(n + 1, sizeof(Py_ssize_t))
     cdef int32_t* stamp = <int32_t*>_alloc(n, sizeof(int32_t))
     cdef int32_t* sources = NULL
-    cdef Py_ssize_t s, e, i, head, tail
-    cdef int32_t t, step
+    cdef Py_ssize_t s, e
+    cdef int32_t t
     cdef int status = OK
     if offsets == NULL or stamp == NULL:
         status = NO_MEMORY
@@ -298,25 +307,7 @@ cdef int _sparse_reverse_bfs(
         for s in range(n, 0, -1):
             offsets[s] = offsets[s - 1]
         offsets[0] = 0
-        tail = 0  # breadth first; the queue reuses ``stamp``
-        for s in range(n):
-            if accepting[s]:
-                distance[s] = 0
-                stamp[tail] = <int32_t>s
-                tail += 1
-            else:
-                distance[s] = -1
-        head = 0
-        while head < tail:
-            t = stamp[head]
-            head += 1
-            step = distance[t] + 1
-            for i in range(offsets[t], offsets[t + 1]):
-                s = sources[i]
-                if distance[s] < 0:
-                    distance[s] = step
-                    stamp[tail] = <int32_t>s
-                    tail += 1
+        _backward_bfs(offsets, sources, n, accepting, distance, stamp)
     free(offsets)
     free(stamp)
     free(sources)

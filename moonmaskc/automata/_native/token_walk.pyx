@@ -1351,18 +1351,18 @@ def state_columns(const int32_t[:, ::1] table not None, bint narrow):
     if narrow:
         narrow_view = columns
         with nogil:
-            outside = _tiles_u16(&table[0, 0], &narrow_view[0, 0], num_states, num_classes)
+            outside = _tiles(&table[0, 0], &narrow_view[0, 0], num_states, num_classes)
     else:
         wide_view = columns
         with nogil:
-            outside = _tiles_i32(&table[0, 0], &wide_view[0, 0], num_states, num_classes)
+            outside = _tiles(&table[0, 0], &wide_view[0, 0], num_states, num_classes)
     if outside:
         return _BAD_INPUT, None
     return _OK, columns
 
 
-cdef uint32_t _tiles_u16(
-    const int32_t* rows, uint16_t* out, int64_t num_states, int64_t num_classes
+cdef uint32_t _tiles(
+    const int32_t* rows, state_t* out, int64_t num_states, int64_t num_classes
 ) noexcept nogil:
     """``out[c, s] = rows[s, c]`` tile by tile; non-zero when a target is outside the states."""
     cdef int64_t s0 = 0, c0, s, c, s_end, c_end
@@ -1377,29 +1377,7 @@ cdef uint32_t _tiles_u16(
                 for c in range(c0, c_end):
                     target = <uint32_t>rows[s * num_classes + c]  # a negative one wraps past bound
                     outside |= target >= bound
-                    out[c * num_states + s] = <uint16_t>target
-            c0 = c_end
-        s0 = s_end
-    return outside
-
-
-cdef uint32_t _tiles_i32(
-    const int32_t* rows, int32_t* out, int64_t num_states, int64_t num_classes
-) noexcept nogil:
-    """``_tiles_u16`` into int32 columns."""
-    cdef int64_t s0 = 0, c0, s, c, s_end, c_end
-    cdef uint32_t target, outside = 0
-    cdef uint32_t bound = <uint32_t>num_states
-    while s0 < num_states:
-        s_end = s0 + _TILE if s0 + _TILE < num_states else num_states
-        c0 = 0
-        while c0 < num_classes:
-            c_end = c0 + _TILE if c0 + _TILE < num_classes else num_classes
-            for s in range(s0, s_end):
-                for c in range(c0, c_end):
-                    target = <uint32_t>rows[s * num_classes + c]
-                    outside |= target >= bound
-                    out[c * num_states + s] = <int32_t>target
+                    out[c * num_states + s] = <state_t>target
             c0 = c_end
         s0 = s_end
     return outside
