@@ -27,15 +27,17 @@ Out:
   every input itself (``byte_class`` in range too), so ``compile_ir`` hands it the subset
   construction's arrays without a Python pass.
 
-``minimal`` prunes, seeds the partition with the distance to acceptance (equivalent states share
-it; distance 0 is acceptance, -1 only the dead state), then refines it with Hopcroft's algorithm on
-the live transitions: the predecessors of each state in CSR form, built once; blocks as ranges of
-one permutation of the states, with the marked states of a block gathered at its front; the
-waiting splitters on a stack. The dead block is never a splitter: the seed is stable under the
-whole state set, so being stable under every live block implies stability under it. A split
-block keeps its larger part; the smaller part becomes a new block and a waiting splitter (when
-the block was waiting, both parts wait; otherwise the smaller one suffices), so each state is in
-O(log n) splitters and the work is O(E log n) for E live transitions. The loops run without the
+``minimal`` reads the dense table once, into its live transitions (those not into the dead state 0,
+state by state in column order: ``Edges``), and every later pass walks those; only the output rows
+are dense again. It prunes, seeds the partition with the distance to acceptance (equivalent states
+share it; distance 0 is acceptance, -1 only the dead state), then refines it with Hopcroft's
+algorithm on the live transitions: the predecessors of each state in CSR form, built once; blocks
+as ranges of one permutation of the states, with the marked states of a block gathered at its
+front; the waiting splitters on a stack. The dead block is never a splitter: the seed is stable
+under the whole state set, so being stable under every live block implies stability under it. A
+split block keeps its larger part; the smaller part becomes a new block and a waiting splitter
+(when the block was waiting, both parts wait; otherwise the smaller one suffices), so each state is
+in O(log n) splitters and the work is O(E log n) for E live transitions. The loops run without the
 GIL, on malloc'd memory that is freed on every path.
 """
 

@@ -16,16 +16,16 @@ extra_row, on_level, dense_pairs)``
   while ``count x states > max_cells`` (the same test as the numpy map store, on the same growth
   schedule: 64 maps, doubled). With status ``BAD_INPUT``: an array broke the contract above (the
   Python side validates first; this is the backstop).
-  Each distinct (map, byte class) pair is composed once (a table of pairs: dense, indexed by
-  ``map x classes + class``, up to ``dense_pairs`` entries, then hashed; tests set it small: a
-  level's nodes come parent by parent, so the dense table's lookups are neighbours, the hashed
-  one's scattered; 30% less time for ``tool_call.json``'s GPT-2 table); a level's new pairs are
-  composed byte class by byte class, so that one transition column serves many
-  compositions from cache. Maps are kept sparse: the states a map keeps alive (its support,
-  ascending) and its targets there. A child's support is part of its parent's (the dead state
-  leads nowhere), so composing, hashing and comparing a map costs its parent's support, not every
-  state; a composed map is found among the stored ones by its hash, then compared in full (support
-  and targets). Map ids follow the order of composition (the token classes do not depend on it).
+  Each distinct (map, byte class) pair is composed once (a table of pairs: dense, indexed by the
+  map id times the classes plus the class, up to ``dense_pairs`` entries, then hashed; tests set it
+  small: a level's nodes come parent by parent, so the dense table's lookups are neighbours, the
+  hashed one's scattered; 30% less time for ``tool_call.json``'s GPT-2 table); a level's new pairs
+  are composed byte class by byte class, so that one transition column serves many compositions
+  from cache. Maps are kept sparse: the states a map keeps alive (its support, ascending) and its
+  targets there. A child's support is part of its parent's (the dead state leads nowhere), so
+  composing, hashing and comparing a map costs its parent's support, not every state; a composed
+  map is found among the stored ones by its hash, then compared in full (support and targets). Map
+  ids follow the order of composition (the token classes do not depend on it).
 
 ``StateMaps.compact_table(map_ids, block_bytes)``
   Takes: ``map_ids`` (int64[k], every id below ``count``; map ``map_ids[j]`` is class ``j``) and
