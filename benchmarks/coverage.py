@@ -20,8 +20,10 @@ disjoint``, ``uniqueItems: ...``, ``format 'regex'``, ``pattern: lookaround``, `
 (DFA)``, ``timeout``), most frequent first, the ``REASONS_SHOWN`` first: the total, how many of
 them compile with ``--lenient``, and the count per subset. ``--json FILE`` also writes one object
 per subset (seconds; ``strict_exact``, ``strict_warned``, ``warning_kinds``, ``refusals`` and
-``refusals_lenient_ok`` by reason; per-schema outcomes with their ``warnings`` by kind, or their
-``reason``, ``refusal`` and, when the lenient compile failed too, ``lenient_refusal``).
+``refusals_lenient_ok`` by reason, ``median_stage_seconds``; per-schema outcomes with their
+``warnings`` by kind and ``stages`` (front end, DFA and token table seconds, as the artifact's
+metadata times them), or their ``reason``, ``refusal`` and, when the lenient compile failed too,
+``lenient_refusal``). A second table gives the median of each of moonmaskc's stages per subset.
 
 Timing modes (``--tokenizer``):
 
@@ -205,9 +207,26 @@ def _moonmaskc_with_vocabulary(vocabulary: Any) -> Compile:
             guide.fill_bitmask(guide.start(), bitmask, 0)
         except (MoonmaskError, RecursionError) as error:
             return -1, str(error).split("\n")[0][:160] or type(error).__name__, {"why": refusal_reason(error)}
-        return artifact.dfa.num_states, "", {"warnings": warning_kinds(artifact.metadata["warnings"])}
+        return (
+            artifact.dfa.num_states,
+            "",
+            {
+                "warnings": warning_kinds(artifact.metadata["warnings"]),
+                "stages": stage_seconds(artifact.metadata),
+            },
+        )
 
     return compile_one
+
+
+STAGES = ("frontend_s", "dfa_s", "token_table_s")
+"""The stages of a compile that ``metadata["timings"]`` times (front end, DFA, token table)."""
+
+
+def stage_seconds(metadata: dict[str, Any]) -> dict[str, float]:
+    """The seconds of each of ``STAGES`` that the artifact's metadata records."""
+    timings = metadata.get("timings", {})
+    return {stage: float(timings[stage]) for stage in STAGES if stage in timings}
 
 
 def _peer_grammar_only(peer: str) -> tuple[Compile, Precheck | None]:  # pragma: no cover - bench extra
@@ -512,9 +531,25 @@ def main() -> None:
         for worker in workers.values():
             worker.stop()
     print(f"total wall time {time.perf_counter() - started_run:.0f} s")
+    print_stages(rows)
     print_refusals(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+
+
+def print_stages(rows: list[dict[str, Any]]) -> None:
+    """Where moonmaskc's time goes: per subset, the median seconds of each stage of its strict
+    compiles (each stage's median on its own, so they need not add up to the median compile)."""
+    if not any(row.get("median_stage_seconds") for row in rows):
+        return
+    print("\nmoonmaskc's stages, median ms per subset (strict compiles)")
+    print("| subset | front end | DFA | token table | compile |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        medians = row.get("median_stage_seconds", {})
+        cells = [f"{medians[stage] * 1e3:.1f}" if stage in medians else "-" for stage in STAGES]
+        total = row["median_seconds"]
+        print(f"| {row['subset']} | {' | '.join(cells)} | {'-' if total is None else f'{total * 1e3:.1f}'} |")
 
 
 def print_refusals(rows: list[dict[str, Any]]) -> None:
@@ -586,6 +621,7 @@ def _subset_row(
     exact = warned = lenient = 0
     times: list[float] = []
     states: list[float] = []
+    stage_times: dict[str, list[float]] = {stage: [] for stage in STAGES}
     refusals: Counter[str] = Counter()  # normalised reason -> schemas refused in strict mode
     rescued: Counter[str] = Counter()  # of those, compiled under --lenient
     kinds: Counter[str] = Counter()  # warning kind -> strict compiles warned of it
@@ -606,6 +642,11 @@ def _subset_row(
             times.append(seconds)
             states.append(n_states)
             record.update(states=n_states, warnings=warnings)
+            stages = info.get("stages", {})
+            for stage, spent in stages.items():
+                stage_times[stage].append(spent)
+            if stages:
+                record["stages"] = {stage: round(spent, 4) for stage, spent in stages.items()}
         else:
             refusals[info["why"]] += 1
             record.update(reason=why, refusal=info["why"])
@@ -665,6 +706,9 @@ def _subset_row(
         "median_seconds": statistics.median(times) if times else None,
         "p90_seconds": _quantile(times, 0.9) if times else None,
         "median_states": statistics.median(states) if states else None,
+        "median_stage_seconds": {
+            stage: statistics.median(spent) for stage, spent in stage_times.items() if spent
+        },
         "p90_states": _quantile(states, 0.9) if states else None,
         "peers": {p: (peer_ok[p] if available[p] else None) for p in wanted},
         "peer_median_seconds": {p: (statistics.median(t) if t else None) for p, t in peer_times.items()},
