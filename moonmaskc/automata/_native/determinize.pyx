@@ -23,12 +23,13 @@ one entry per (edge, class it covers), the embedded DFAs' rows copied once per b
 the important states; and runs the same construction. It returns ``class_of`` too.
 
 A DFA state is the sorted set of the important NFA states it holds, kept in one pool and found
-again through an open-addressing hash table. For each DFA state, the closures of the targets of
-its members' edges are bucketed by class (a counting sort), each bucket is deduplicated with a
-stamp per NFA state, sorted and looked up; a DFA state of one NFA state whose edges come in
-ascending class order (a state of an embedded DFA, a byte-set edge) skips the buckets: each class's
-set is the closure of its one target (``_expand_single``; 15-25% of the construction's time on
-large schemas). Epsilon closures are computed once per NFA state and cached. The construction runs without the GIL, on memory of its own that is freed on every path.
+again through an open-addressing hash table. For each DFA state, the closures of the targets of its
+members' edges are bucketed by class (a counting sort), each bucket is deduplicated with a stamp
+per NFA state, sorted and looked up; a DFA state of one NFA state whose edges come in ascending
+class order (a state of an embedded DFA, a byte-set edge) skips the buckets: each class's set is
+the closure of its one target (``_expand_single``; 15-25% of the construction's time on large
+schemas). Epsilon closures are computed once per NFA state and cached. The construction runs
+without the GIL, on memory of its own that is freed on every path.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t

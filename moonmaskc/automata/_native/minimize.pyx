@@ -88,97 +88,6 @@ cdef bint _targets_in_range(const int32_t* table, Py_ssize_t n, Py_ssize_t k) no
     return True
 
 
-cdef void _backward_bfs(
-    const Py_ssize_t* offsets, const int32_t* sources, Py_ssize_t n, const uint8_t* accepting,
-    int32_t* distance, int32_t* queue,
-) noexcept nogil:
-    """``distance[s]``, the fewest steps from ``s`` to an accepting state (-1 where none), breadth
-    first from the accepting states over the predecessors (state ``t``'s at
-    ``sources[offsets[t]:offsets[t + 1]]``); ``queue`` has room for ``n``."""
-    cdef Py_ssize_t s, i, head = 0, tail = 0
-    cdef int32_t t, step
-    for s in range(n):
-        if accepting[s]:
-            distance[s] = 0
-            queue[tail] = <int32_t>s
-            tail += 1
-        else:
-            distance[s] = -1
-    while head < tail:
-        t = queue[head]
-        head += 1
-        step = distance[t] + 1
-        for i in range(offsets[t], offsets[t + 1]):
-            s = sources[i]
-            if distance[s] < 0:
-                distance[s] = step
-                queue[tail] = <int32_t>s
-                tail += 1
-
-
-cdef int _reverse_bfs(
-    const int32_t* table, Py_ssize_t n, Py_ssize_t k, const uint8_t* accepting, bint skip_dead,
-    int32_t* distance,
-) noexcept nogil:
-    """``distance[s]``: fewest steps from ``s`` to an accepting state, -1 where none. The distinct
-    predecessors of every state are gathered in CSR form (one ``stamp`` per target and source),
-    then walked breadth first from the accepting states. ``skip_dead``: state 0 is dead, so edges
-    into it can be left out. Checks every target on the way (``BAD_TARGET``)."""
-    cdef Py_ssize_t* offsets = <Py_ssize_t*>_alloc(n + 1, sizeof(Py_ssize_t))
-    cdef Py_ssize_t* cursor = <Py_ssize_t*>_alloc(n, sizeof(Py_ssize_t))
-    cdef int32_t* stamp = <int32_t*>_alloc(n, sizeof(int32_t))
-    cdef int32_t* sources = NULL
-    cdef const int32_t* row
-    cdef Py_ssize_t s, c
-    cdef int32_t t
-    cdef int status = OK
-    if offsets == NULL or cursor == NULL or stamp == NULL:
-        status = NO_MEMORY
-    else:
-        for s in range(n + 1):
-            offsets[s] = 0
-        for s in range(n):
-            stamp[s] = -1
-        for s in range(n):
-            row = table + s * k
-            for c in range(k):
-                t = row[c]
-                if t < 0 or t >= n:
-                    status = BAD_TARGET
-                    break
-                if (skip_dead and t == 0) or stamp[t] == s:
-                    continue
-                stamp[t] = <int32_t>s
-                offsets[t + 1] += 1
-            if status != OK:
-                break
-    if status == OK:
-        for s in range(n):
-            offsets[s + 1] += offsets[s]
-        sources = <int32_t*>_alloc(offsets[n], sizeof(int32_t))
-        if sources == NULL:
-            status = NO_MEMORY
-    if status == OK:
-        for s in range(n):
-            cursor[s] = offsets[s]
-            stamp[s] = -1
-        for s in range(n):
-            row = table + s * k
-            for c in range(k):
-                t = row[c]
-                if (skip_dead and t == 0) or stamp[t] == s:
-                    continue
-                stamp[t] = <int32_t>s
-                sources[cursor[t]] = <int32_t>s
-                cursor[t] += 1
-        _backward_bfs(offsets, sources, n, accepting, distance, stamp)
-    free(offsets)
-    free(cursor)
-    free(stamp)
-    free(sources)
-    return status
-
-
 cdef Py_ssize_t _live_numbering(
     const int32_t* distance, Py_ssize_t n, int32_t* new_id, int32_t* kept
 ) noexcept nogil:
@@ -230,10 +139,13 @@ cdef void _free_edges(Edges* edges) noexcept nogil:
     edges.target = NULL
 
 
-cdef int _sparse_edges(const int32_t* table, Py_ssize_t n, Py_ssize_t k, Edges* out) noexcept nogil:
+cdef int _sparse_edges(
+    const int32_t* table, Py_ssize_t n, Py_ssize_t k, bint keep_dead, Edges* out
+) noexcept nogil:
     """The live transitions of the dense ``table`` (``out`` zeroed; the caller frees it on every
     path), in the one pass over it that the minimisation makes: the later passes walk these
-    (a JSON schema's DFA sends 90% of its transitions into the dead state). Checks every target
+    (a JSON schema's DFA sends 90% of its transitions into the dead state). ``keep_dead``: the
+    transitions into state 0 too (where state 0 is not known to be dead). Checks every target
     (``BAD_TARGET``)."""
     cdef Py_ssize_t capacity = n * 4 + k, count = 0, s, c
     cdef const int32_t* row
@@ -262,21 +174,22 @@ cdef int _sparse_edges(const int32_t* table, Py_ssize_t n, Py_ssize_t k, Edges* 
             outside |= target >= bound
             out.cls[count] = <int32_t>c
             out.target[count] = <int32_t>target
-            count += target != 0
+            count += keep_dead or target != 0
     out.offsets[n] = count
     return BAD_TARGET if outside else OK
 
 
-cdef int _sparse_reverse_bfs(
+cdef int _reverse_bfs(
     const Edges* edges, Py_ssize_t n, const uint8_t* accepting, int32_t* distance
 ) noexcept nogil:
-    """``_reverse_bfs`` on the live transitions: ``distance[s]``, the fewest steps from ``s`` to an
-    accepting state, -1 where none."""
+    """``distance[s]``: fewest steps from ``s`` to an accepting state over ``edges``, -1 where
+    none. The distinct predecessors of every state are gathered in CSR form (one ``stamp`` per
+    target and source), then walked breadth first from the accepting states."""
     cdef Py_ssize_t* offsets = <Py_ssize_t*>_alloc(n + 1, sizeof(Py_ssize_t))
     cdef int32_t* stamp = <int32_t*>_alloc(n, sizeof(int32_t))
     cdef int32_t* sources = NULL
-    cdef Py_ssize_t s, e
-    cdef int32_t t
+    cdef Py_ssize_t s, e, i, head = 0, tail = 0
+    cdef int32_t t, step
     cdef int status = OK
     if offsets == NULL or stamp == NULL:
         status = NO_MEMORY
@@ -309,7 +222,23 @@ cdef int _sparse_reverse_bfs(
         for s in range(n, 0, -1):
             offsets[s] = offsets[s - 1]
         offsets[0] = 0
-        _backward_bfs(offsets, sources, n, accepting, distance, stamp)
+        for s in range(n):  # breadth first; the queue reuses ``stamp``
+            if accepting[s]:
+                distance[s] = 0
+                stamp[tail] = <int32_t>s
+                tail += 1
+            else:
+                distance[s] = -1
+        while head < tail:
+            t = stamp[head]
+            head += 1
+            step = distance[t] + 1
+            for i in range(offsets[t], offsets[t + 1]):
+                s = sources[i]
+                if distance[s] < 0:
+                    distance[s] = step
+                    stamp[tail] = <int32_t>s
+                    tail += 1
     free(offsets)
     free(stamp)
     free(sources)
@@ -643,8 +572,13 @@ def distances(const int32_t[:, ::1] transitions not None, const uint8_t[::1] acc
     result = np.empty(n, dtype=np.int32)
     cdef int32_t[::1] out = result
     cdef int status
+    cdef Edges edges
+    memset(&edges, 0, sizeof(Edges))
     with nogil:
-        status = _reverse_bfs(table, n, k, flags, skip_dead, &out[0])
+        status = _sparse_edges(table, n, k, not skip_dead, &edges)
+        if status == OK:
+            status = _reverse_bfs(&edges, n, flags, &out[0])
+        _free_edges(&edges)
     _raise_for(status)
     return result
 
@@ -723,9 +657,9 @@ cdef int _minimal(
     if distance == NULL or new_id == NULL or kept == NULL:
         status = NO_MEMORY
     if status == OK:
-        status = _sparse_edges(table, n, k, &edges)
+        status = _sparse_edges(table, n, k, False, &edges)
     if status == OK:
-        status = _sparse_reverse_bfs(&edges, n, flags, distance)
+        status = _reverse_bfs(&edges, n, flags, distance)
     if status == OK and distance[start] >= 0:
         m = _live_numbering(distance, n, new_id, kept)
         if m < n:  # else every state but 0 is live and keeps its number

@@ -361,24 +361,14 @@ class Context:
     def probe(self) -> Iterator[None]:
         """A walk whose records are forgotten afterwards (flags, warnings, cuts, effects): a look
         at a language that decides something, whose parts the real walk meets again."""
-        saved = (
-            self.flags,
-            dict(self.warnings),
-            dict(self.refs_cut),
-            dict(self.effects),
-            dict(self.bounded_cuts),
-        )
+        flags = self.flags
+        records = (dict(self.warnings), dict(self.refs_cut), dict(self.effects), dict(self.bounded_cuts))
         self.flags = Flags()
         try:
             yield
         finally:
-            self.flags = saved[0]
-            self.warnings, self.refs_cut, self.effects, self.bounded_cuts = (
-                saved[1],
-                saved[2],
-                saved[3],
-                saved[4],
-            )
+            self.flags = flags
+            self.warnings, self.refs_cut, self.effects, self.bounded_cuts = records
 
     def replay(self, record: RefRecord) -> None:
         """Record again what walking a $ref target recorded the first time."""
