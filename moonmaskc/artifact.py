@@ -146,7 +146,7 @@ def _check_dfa_arrays(arrays: dict[str, np.ndarray], location: Path) -> None:
     check.array("dfa_byte_class", arrays["dfa_byte_class"], "iu", (256,), 0, k)
     accepting = check.array("dfa_accepting", arrays["dfa_accepting"], "b", (n,))
     distance = check.array("dfa_distance", arrays["dfa_distance"], "i", (n,), -1, None)
-    check.scalar("dfa_start", arrays["dfa_start"], 0, n)
+    check.start(arrays["dfa_start"], n)
     if np.any(transitions[0] != 0) or bool(accepting[0]) or int(distance[0]) != -1:
         raise check.fail("dfa_transitions", "does not keep state 0 dead")
     live = distance[1:] >= 0

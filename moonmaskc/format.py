@@ -439,6 +439,20 @@ class ArrayChecker:
     def scalar(self, name: str, array: np.ndarray, low: int, high: int) -> int:
         return int(self.array(name, array, "iu", (), low, high))
 
+    def start(self, array: np.ndarray, states: int) -> int:
+        """``dfa_start`` of a DFA of ``states`` states: 1, the first number after the dead state 0 in
+        a numbering breadth first from the start, or 0 when the dead state is the only state (the
+        empty language). Any other in-range value is a corrupted file."""
+        start = self.scalar("dfa_start", array, 0, states)
+        expected = 1 if states > 1 else 0
+        if start != expected:
+            raise self.fail(
+                "dfa_start",
+                f"is {start}, but a DFA numbered breadth first from its start state starts at "
+                f"{expected} (1, or 0 when the dead state 0 is its only state)",
+            )
+        return start
+
 
 def check_mask_arrays(arrays: Mapping[str, np.ndarray], rows: int, words: int, where: str) -> None:
     """The delta-coded mask rows: each row's base is an earlier row (or -1, the empty row), at most

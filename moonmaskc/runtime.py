@@ -152,7 +152,7 @@ class Guide:
         n = table.num_states
         accepting = check.array("dfa_accepting", arrays["dfa_accepting"], "b", (n,))
         distance = check.array("dfa_distance", arrays["dfa_distance"], "i", (n,), -1, None)
-        start = check.scalar("dfa_start", arrays["dfa_start"], 0, n)
+        start = check.start(arrays["dfa_start"], n)
         if n and (bool(accepting[0]) or int(distance[0]) != -1 or bool(np.any(distance[1:] < 0))):
             raise check.fail("dfa_distance", "does not mark state 0, and only it, as dead")
         if not np.array_equal(distance == 0, accepting):

@@ -116,11 +116,13 @@ class ServingTable:
                     "tokens_state_row", f"disagrees with {DENSE_NEXT_ARRAY} ({error})"
                 ) from None
         check_next_arrays(self.arrays, self.state_row, rows, classes, str(self.arrays.path))
+        # In the dtypes the writer uses (no copy then): a file may hold the checked values in any
+        # integer dtype, and offsets narrower than int64 would overflow in the table's arithmetic.
         return NextTable(
             self.state_row,
-            self.arrays["tokens_row_class_offsets"],
-            self.arrays["tokens_row_classes"],
-            self.arrays["tokens_next_offsets"],
+            np.asarray(self.arrays["tokens_row_class_offsets"], dtype=np.int64),
+            np.asarray(self.arrays["tokens_row_classes"], dtype=np.int32),
+            np.asarray(self.arrays["tokens_next_offsets"], dtype=np.int64),
             self.arrays["tokens_next"],
             classes,
         )

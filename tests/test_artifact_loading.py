@@ -215,6 +215,42 @@ def _mutated(
     return arrays
 
 
+def test_offsets_in_a_narrower_integer_dtype_are_served_exactly(bytes_artifact: Path, tmp_path: Path) -> None:
+    """The checked values of an offsets array fit any integer dtype; int8 offsets are served as
+    the int64 ones (they used to overflow in the verified load's eos check: a randomized run of
+    the mutation test found it)."""
+    expected = _serve_everything(Guide.load(bytes_artifact), 12)
+    for name in ("tokens_next_offsets", "tokens_row_class_offsets", "tokens_row_classes"):
+        arrays = _arrays_of(bytes_artifact)
+        narrow = np.int8 if int(arrays[name].max()) <= np.iinfo(np.int8).max else np.int16
+        arrays[name] = arrays[name].astype(narrow)
+        path = tmp_path / f"narrow-{name}.npz"
+        write_artifact(path, arrays)
+        assert _serve_everything(Guide.load(path, verify=True), 12) == expected, name
+        assert _serve_everything(Guide.load(path), 12) == expected, name
+
+
+def test_a_start_state_other_than_the_breadth_first_one_is_refused(
+    bytes_artifact: Path, tmp_path: Path
+) -> None:
+    """A DFA numbered breadth first from its start starts at state 1: any other start in range (a
+    flipped value that every other check would pass) is refused by both loaders. The empty
+    language's one-state DFA starts at 0."""
+    arrays = _arrays_of(bytes_artifact)
+    states = len(arrays["dfa_transitions"])
+    for start in (0, 2, states - 1):
+        arrays["dfa_start"] = np.array(start, dtype=np.int32)
+        path = tmp_path / f"start-{start}.npz"
+        write_artifact(path, arrays)
+        with pytest.raises(ArtifactError, match=r"dfa_start.*breadth first"):
+            Guide.load(path)
+        with pytest.raises(ArtifactError, match=r"dfa_start.*breadth first"):
+            Artifact.load(path)
+    empty = moonmaskc.compile_schema(False, tokenizer=None)  # no value at all
+    assert empty.dfa.num_states == 1 and empty.dfa.start == 0
+    assert Artifact.load(empty.save(tmp_path / "empty.npz")).dfa.start == 0
+
+
 def test_the_cli_reports_a_damaged_artifact_without_a_traceback(tmp_path: Path, bytes_artifact: Path) -> None:
     from click.testing import CliRunner
 
