@@ -30,6 +30,7 @@ Only numpy and the standard library are imported here: the runtime uses this mod
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import mmap
 import os
@@ -68,6 +69,22 @@ DENSE_NEXT_ARRAY = "tokens_class_next"  # versions 1 and 2: the dense [states, c
 TABLE_ARRAYS = ("tokens_state_row", "tokens_token_class", *NEXT_ARRAYS, *MASK_ARRAYS)
 V2_TABLE_ARRAYS = ("tokens_state_row", "tokens_token_class", DENSE_NEXT_ARRAY, *MASK_ARRAYS)
 OPTIONAL_TABLE_ARRAYS = ("tokens_eos_steps",)
+FINGERPRINT_LABEL = b"moonmaskc-vocabulary-v1\x00"
+
+
+def vocabulary_fingerprint(lengths: np.ndarray, data: bytes, eos_id: int, special_ids: Any) -> str:
+    """``vocab_fingerprint``: SHA-256 (hex) over the label, the token count, the eos id, the
+    special ids, each token's byte length (little-endian uint32) and the tokens' bytes in id order.
+    Here so that a runtime with numpy alone can check a stored vocabulary against it."""
+    specials = np.asarray(special_ids, dtype="<i8").reshape(-1)
+    digest = hashlib.sha256(FINGERPRINT_LABEL)
+    digest.update(np.array([len(lengths), eos_id, len(specials)], dtype="<i8").tobytes())
+    digest.update(specials.tobytes())
+    digest.update(np.asarray(lengths, dtype="<u4").tobytes())
+    digest.update(data)
+    return digest.hexdigest()
+
+
 VOCAB_ARRAYS = (
     "vocab_name",
     "vocab_fingerprint",

@@ -34,6 +34,7 @@ from moonmaskc.format import (
     MaskRows,
     check_mask_arrays,
     check_next_arrays,
+    vocabulary_fingerprint,
 )
 from moonmaskc.next_table import NextTable
 from moonmaskc.runtime_budget import verify_eos_steps
@@ -127,6 +128,21 @@ class ServingTable:
             classes,
         )
 
+    def _verify_vocabulary(self) -> None:
+        """The stored tokens, eos id and special ids hash to ``vocab_fingerprint`` (what decoding
+        and a tokenizer check rely on): ``ArtifactError`` otherwise."""
+        specials = self._check.array(
+            "vocab_special_ids", self.arrays["vocab_special_ids"], "iu", (None,), 0, self.vocab_size
+        )
+        lengths = self.vocab_arrays["vocab_token_lengths"]
+        data = np.asarray(self.vocab_arrays["vocab_token_bytes"], dtype=np.uint8).tobytes()
+        if vocabulary_fingerprint(lengths, data, self.eos_id, specials) != self.fingerprint:
+            raise self._check.fail(
+                "vocab_fingerprint",
+                "does not match the stored tokens (vocab_token_lengths, vocab_token_bytes, "
+                "vocab_eos_id, vocab_special_ids): the vocabulary arrays are corrupted",
+            )
+
     @cached_property
     def eos_steps(self) -> np.ndarray | None:
         if "tokens_eos_steps" not in self.arrays:
@@ -179,6 +195,7 @@ class ServingTable:
                 verify_eos_steps(self.eos_steps, table, self.token_class, accepting, self.eos_id)
             except ValueError as error:
                 raise self._check.fail("tokens_eos_steps", f"is wrong ({error})") from None
+        self._verify_vocabulary()
         if not np.array_equal(expected, masks):
             raise self._check.fail(
                 "tokens_mask_delta_value", "gives masks that disagree with the classes of the rows"
@@ -204,7 +221,7 @@ class _VocabularyArrays(Mapping[str, np.ndarray]):
                 self._check.array(name, found, "iu", (self._vocab_size,), 0, None)
             elif name == "vocab_token_bytes":
                 total = int(np.asarray(self["vocab_token_lengths"], dtype=np.int64).sum())
-                self._check.array(name, found, "u", (total,))
+                self._check.array(name, found, "u", (total,), 0, 256)
             self._cache[name] = found
         return found
 

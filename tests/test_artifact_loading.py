@@ -251,6 +251,31 @@ def test_a_start_state_other_than_the_breadth_first_one_is_refused(
     assert Artifact.load(empty.save(tmp_path / "empty.npz")).dfa.start == 0
 
 
+def test_a_verified_load_checks_the_stored_vocabulary_against_its_fingerprint(
+    bytes_artifact: Path, tmp_path: Path
+) -> None:
+    """A changed token byte, token length or special id keeps every shape and range right, so only
+    the fingerprint tells: a verified load refuses it (found by the mutation test with random
+    draws: the flipped byte was decoded as it was)."""
+    changes = {
+        "vocab_token_bytes": lambda a: a.__setitem__(38, a[38] ^ 0x80),
+        "vocab_token_lengths": lambda a: (a.__setitem__(3, a[3] + 1), a.__setitem__(4, a[4] - 1)),
+        "vocab_special_ids": lambda a: a.__setitem__(slice(None), np.array([7] * len(a), dtype=a.dtype)),
+    }
+    for name, change in changes.items():
+        arrays = _arrays_of(bytes_artifact)
+        if not arrays[name].size:
+            arrays[name] = np.array([7], dtype=np.int32)
+        else:
+            arrays[name] = arrays[name].copy()
+            change(arrays[name])
+        path = tmp_path / f"vocabulary-{name}.npz"
+        write_artifact(path, arrays)
+        Guide.load(path)  # a plain load does not read the vocabulary
+        with pytest.raises(ArtifactError, match="vocab_fingerprint"):
+            Guide.load(path, verify=True)
+
+
 def test_the_cli_reports_a_damaged_artifact_without_a_traceback(tmp_path: Path, bytes_artifact: Path) -> None:
     from click.testing import CliRunner
 

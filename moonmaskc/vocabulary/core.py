@@ -16,7 +16,6 @@ Imports numpy and moonmaskc's errors only, so that the numpy-only runtime may im
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -24,6 +23,7 @@ from functools import cache
 import numpy as np
 
 from moonmaskc.errors import VocabularyError
+from moonmaskc.format import FINGERPRINT_LABEL, vocabulary_fingerprint
 
 __all__ = [
     "BYTES_EOS_TOKEN",
@@ -39,7 +39,6 @@ __all__ = [
 BYTES_VOCABULARY_NAME = "bytes"
 BYTES_EOS_TOKEN = "<eos>"
 USUAL_EOS_NAMES = ("</s>", "<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "<|im_end|>", "<eos>")
-FINGERPRINT_LABEL = b"moonmaskc-vocabulary-v1\x00"
 MAX_TOKEN_LENGTH = 65535
 
 
@@ -135,13 +134,8 @@ class Vocabulary:
 
 
 def _fingerprint(token_bytes: Sequence[bytes], eos_id: int, special_ids: Sequence[int]) -> str:
-    digest = hashlib.sha256(FINGERPRINT_LABEL)
-    digest.update(np.array([len(token_bytes), eos_id, len(special_ids)], dtype="<i8").tobytes())
-    digest.update(np.array(special_ids, dtype="<i8").tobytes())
     lengths = np.fromiter((len(t) for t in token_bytes), dtype="<u4", count=len(token_bytes))
-    digest.update(lengths.tobytes())
-    digest.update(b"".join(token_bytes))
-    return digest.hexdigest()
+    return vocabulary_fingerprint(lengths, b"".join(token_bytes), eos_id, special_ids)
 
 
 @cache
