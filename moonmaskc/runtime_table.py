@@ -147,9 +147,12 @@ class ServingTable:
     def eos_steps(self) -> np.ndarray | None:
         if "tokens_eos_steps" not in self.arrays:
             return None
-        return self._check.array(
+        steps = self._check.array(
             "tokens_eos_steps", self.arrays["tokens_eos_steps"], "i", (self.num_states,), -1, None
         )
+        if self.num_states and int(steps[0]) != 0:
+            raise self._check.fail("tokens_eos_steps", "gives the dead state 0 a value other than 0")
+        return steps
 
     def warm(self) -> None:
         """Read and build everything a step may need (mask rows, token classes, next states and

@@ -276,6 +276,23 @@ def test_a_verified_load_checks_the_stored_vocabulary_against_its_fingerprint(
             Guide.load(path, verify=True)
 
 
+def test_eos_steps_that_give_the_dead_state_a_value_are_refused_naming_the_file(
+    bytes_artifact: Path, tmp_path: Path
+) -> None:
+    """The dead state's fewest tokens to eos is 0 by definition: another value is refused at
+    load, by an error that names the file and the array (it used to surface at the first budgeted
+    step, naming neither)."""
+    arrays = _arrays_of(bytes_artifact)
+    arrays["tokens_eos_steps"] = arrays["tokens_eos_steps"].copy()
+    arrays["tokens_eos_steps"][0] = 5
+    path = tmp_path / "eos-steps.npz"
+    write_artifact(path, arrays)
+    with pytest.raises(ArtifactError, match="tokens_eos_steps") as caught:
+        guide = Guide.load(path)
+        guide.allowed(guide.start(), tokens_left=4)
+    assert str(path) in str(caught.value)
+
+
 def test_the_cli_reports_a_damaged_artifact_without_a_traceback(tmp_path: Path, bytes_artifact: Path) -> None:
     from click.testing import CliRunner
 
