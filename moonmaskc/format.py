@@ -471,11 +471,13 @@ class ArrayChecker:
         return start
 
 
-def check_mask_arrays(arrays: Mapping[str, np.ndarray], rows: int, words: int, where: str) -> None:
-    """The delta-coded mask rows: each row's base is an earlier row (or -1, the empty row), at most
-    ``MAX_DELTA_DEPTH`` copies deep; offsets rise from 0 to the number of replaced words; every
-    replaced word lies inside the row."""
+def check_mask_arrays(arrays: Mapping[str, np.ndarray], rows: int, vocab_size: int, where: str) -> None:
+    """The delta-coded mask rows of a vocabulary of ``vocab_size`` tokens: each row's base is an
+    earlier row (or -1, the empty row), at most ``MAX_DELTA_DEPTH`` copies deep; offsets rise from
+    0 to the number of replaced words; every replaced word lies inside the row and sets no bit past
+    the last token (a mask would allow a token that does not exist)."""
     check = ArrayChecker(where)
+    words = (vocab_size + 31) // 32
     base = check.array("tokens_mask_base", arrays["tokens_mask_base"], "i", (rows,), -1, max(rows, 1))
     if rows and bool(np.any(base >= np.arange(rows))):
         raise check.fail("tokens_mask_base", "names a row that is not earlier")
@@ -483,10 +485,17 @@ def check_mask_arrays(arrays: Mapping[str, np.ndarray], rows: int, words: int, w
     if int(offsets[0]) != 0 or bool(np.any(offsets[1:] < offsets[:-1])):
         raise check.fail("tokens_mask_delta_offsets", "must rise from 0")
     total = int(offsets[-1])
-    check.array("tokens_mask_delta_index", arrays["tokens_mask_delta_index"], "iu", (total,), 0, words)
-    check.array("tokens_mask_delta_value", arrays["tokens_mask_delta_value"], "u", (total,))
-    if arrays["tokens_mask_delta_value"].dtype.itemsize != 4:
+    index = check.array(
+        "tokens_mask_delta_index", arrays["tokens_mask_delta_index"], "iu", (total,), 0, words
+    )
+    value = check.array("tokens_mask_delta_value", arrays["tokens_mask_delta_value"], "u", (total,))
+    if value.dtype.itemsize != 4:
         raise check.fail("tokens_mask_delta_value", "must be uint32")
+    used_bits = vocab_size - 32 * (words - 1)
+    if total and used_bits < 32:
+        past = np.uint32((0xFFFFFFFF << used_bits) & 0xFFFFFFFF)
+        if bool(np.any(value[index == words - 1] & past)):
+            raise check.fail("tokens_mask_delta_value", f"sets a bit past the last token ({vocab_size - 1})")
     depth = _delta_depths(base)
     if rows and int(depth.max()) > MAX_DELTA_DEPTH:
         raise check.fail("tokens_mask_base", f"chains rows more than {MAX_DELTA_DEPTH} deep")

@@ -66,7 +66,7 @@ class ServingTable:
         )
         if self.num_states and int(self.state_row[0]) != 0:
             raise check.fail("tokens_state_row", "gives the dead state a row other than 0")
-        check_mask_arrays(arrays, rows, words, where)
+        check_mask_arrays(arrays, rows, self.vocab_size, where)
         self.mask_rows = MaskRows(arrays, words)
         self.eos_id = check.scalar("vocab_eos_id", arrays["vocab_eos_id"], 0, self.vocab_size)
         self.fingerprint = _text(arrays, "vocab_fingerprint", check)

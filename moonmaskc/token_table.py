@@ -186,7 +186,7 @@ class TokenTable:
         else:
             rows = len(arrays["tokens_mask_base"])
             try:
-                check_mask_arrays(arrays, rows, words, "the artifact")
+                check_mask_arrays(arrays, rows, vocab_size, "the artifact")
             except ArtifactError as error:
                 raise ValueError(str(error)) from None
             mask_rows = MaskRows(arrays, words).full()

@@ -293,6 +293,27 @@ def test_eos_steps_that_give_the_dead_state_a_value_are_refused_naming_the_file(
     assert str(path) in str(caught.value)
 
 
+def test_a_mask_bit_past_the_last_token_is_refused(bytes_artifact: Path, tmp_path: Path) -> None:
+    """The last mask word's bits past the vocabulary stay 0: a delta that sets one would allow a
+    token that does not exist (a monkey sample then stepped with it and failed with a
+    ``RuntimeInputError``: found by the mutation test with random draws)."""
+    arrays = _arrays_of(bytes_artifact)
+    vocab_size = len(arrays["tokens_token_class"])
+    words = (vocab_size + 31) // 32
+    assert vocab_size % 32  # the bytes vocabulary (257 tokens) leaves 31 bits unused
+    at = np.flatnonzero(arrays["tokens_mask_delta_index"] == words - 1)
+    assert len(at)
+    values = arrays["tokens_mask_delta_value"].copy()
+    values[at[0]] |= np.uint32(1 << 31)
+    arrays["tokens_mask_delta_value"] = values
+    path = tmp_path / "past-the-vocabulary.npz"
+    write_artifact(path, arrays)
+    with pytest.raises(ArtifactError, match="past the last token"):
+        Guide.load(path)
+    with pytest.raises(ArtifactError):
+        Artifact.load(path)
+
+
 def test_the_cli_reports_a_damaged_artifact_without_a_traceback(tmp_path: Path, bytes_artifact: Path) -> None:
     from click.testing import CliRunner
 
