@@ -19,6 +19,7 @@ from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.frontends.schema.key_order import MAX_KEYS
+from moonmaskc.limits import DEFAULT_MAX_DEPTH
 
 # (schema, the key order of each nesting level below the oneOf)
 CASES: dict[str, tuple[dict[str, Any], list[list[str]]]] = {
@@ -188,10 +189,26 @@ def _dfa(name: str) -> DFA:
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_exactly_one_in_one_key_order_agrees_with_jsonschema(name: str, data: st.DataObject) -> None:
+    """Never an invalid value; every valid one within the product's depth bound (``--max-depth``
+    levels of nesting: ``{"a":[[[]]]}``, four deep, is cut, as ``notes["bounded_products"]`` says;
+    random draws found it)."""
     schema, levels = CASES[name]
     value = data.draw(_dictionaries(levels))
     text = written(value, levels)
-    assert _dfa(name).accepts(text.encode()) == Draft202012Validator(schema).is_valid(value), text
+    accepted = _dfa(name).accepts(text.encode())
+    valid = Draft202012Validator(schema).is_valid(value)
+    assert valid or not accepted, text
+    if _nesting(value) <= DEFAULT_MAX_DEPTH:
+        assert accepted == valid, text
+
+
+def _nesting(value: Any) -> int:
+    """How many arrays and objects nest in ``value`` (0 for a scalar)."""
+    if isinstance(value, dict):
+        return 1 + max(map(_nesting, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_nesting, value), default=0)
+    return 0
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
