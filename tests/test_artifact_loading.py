@@ -133,7 +133,7 @@ def _serve_everything(guide: Guide, states: int) -> list[object]:
 MUTATIONS = ("flip", "dtype", "shape", "drop", "add", "metadata", "truncate", "bitflip", "negate")
 
 
-@settings(max_examples=120, deadline=5000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=600, deadline=5000, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(MUTATIONS), st.integers(0, 10**9), st.data())
 def test_mutated_artifacts_are_refused_or_served_exactly(
     bytes_artifact: Path, tmp_path: Path, mutation: str, seed: int, data: st.DataObject
