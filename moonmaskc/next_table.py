@@ -25,7 +25,7 @@ Only numpy is imported here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
@@ -103,6 +103,22 @@ class NextTable:
         )
 
     # construction -------------------------------------------------------------------------------
+
+    @classmethod
+    def from_checked_arrays(
+        cls, arrays: Mapping[str, np.ndarray], state_row: np.ndarray, num_classes: int
+    ) -> NextTable:
+        """The table of a file's ``NEXT_ARRAYS`` once ``check_next_arrays`` has passed them, in
+        the dtypes the writer uses (no copy then): a file may hold the checked values in any integer
+        dtype, and offsets narrower than int64 would overflow in the table's arithmetic."""
+        return cls(
+            state_row,
+            np.asarray(arrays["tokens_row_class_offsets"], dtype=np.int64),
+            np.asarray(arrays["tokens_row_classes"], dtype=np.int32),
+            np.asarray(arrays["tokens_next_offsets"], dtype=np.int64),
+            np.asarray(arrays["tokens_next"]),
+            num_classes,
+        )
 
     @classmethod
     def from_dense(

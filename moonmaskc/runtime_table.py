@@ -117,16 +117,7 @@ class ServingTable:
                     "tokens_state_row", f"disagrees with {DENSE_NEXT_ARRAY} ({error})"
                 ) from None
         check_next_arrays(self.arrays, self.state_row, rows, classes, str(self.arrays.path))
-        # In the dtypes the writer uses (no copy then): a file may hold the checked values in any
-        # integer dtype, and offsets narrower than int64 would overflow in the table's arithmetic.
-        return NextTable(
-            self.state_row,
-            np.asarray(self.arrays["tokens_row_class_offsets"], dtype=np.int64),
-            np.asarray(self.arrays["tokens_row_classes"], dtype=np.int32),
-            np.asarray(self.arrays["tokens_next_offsets"], dtype=np.int64),
-            self.arrays["tokens_next"],
-            classes,
-        )
+        return NextTable.from_checked_arrays(self.arrays, self.state_row, classes)
 
     def _verify_vocabulary(self) -> None:
         """The stored tokens, eos id and special ids hash to ``vocab_fingerprint`` (what decoding

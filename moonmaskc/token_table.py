@@ -203,14 +203,7 @@ class TokenTable:
                 check_next_arrays(arrays, state_row, rows, classes, "the artifact")
             except ArtifactError as error:
                 raise ValueError(str(error)) from None
-            next_table = NextTable(
-                state_row,
-                np.asarray(arrays["tokens_row_class_offsets"], dtype=np.int64),
-                np.asarray(arrays["tokens_row_classes"], dtype=np.int32),
-                np.asarray(arrays["tokens_next_offsets"], dtype=np.int64),
-                np.asarray(arrays["tokens_next"]),
-                classes,
-            )
+            next_table = NextTable.from_checked_arrays(arrays, state_row, classes)
         else:
             next_table = _from_dense(np.asarray(arrays[DENSE_NEXT_ARRAY]), state_row, rows)
         table = cls(
