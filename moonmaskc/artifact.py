@@ -20,14 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from moonmaskc.automata.counted import UNBOUNDED, Regions, distances_agree
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import ArtifactError, RuntimeInputError
 from moonmaskc.format import (
+    COUNTED_FORMAT_VERSION,
     DEFAULT_MAX_BYTES,
     DFA_ARRAYS,
     FORMAT_NAME,
     FORMAT_VERSION,
     IDENTITY_ARRAYS,
+    REGION_ARRAYS,
     ArrayChecker,
     ArtifactFile,
     check_metadata,
@@ -96,6 +99,16 @@ class Artifact:
             "dfa_distance": dfa.distance.astype(np.int32),
             "dfa_start": np.array(dfa.start, dtype=np.int32),
         }
+        if dfa.regions is not None:
+            regions = dfa.regions
+            arrays["format_version"] = np.array(COUNTED_FORMAT_VERSION, dtype=np.int32)
+            arrays.update(
+                dfa_region=regions.region.astype(np.int32),
+                dfa_role=regions.role.astype(np.int32),
+                dfa_region_low=regions.low.astype(np.int32),
+                dfa_region_high=regions.high.astype(np.int32),
+                dfa_region_boundary=regions.boundary.astype(np.int32),
+            )
         if self.token_table is not None:
             table_arrays = self.token_table.to_arrays()
             clash = set(table_arrays) & set(arrays)
@@ -129,14 +142,24 @@ def read_arrays(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
     if missing:
         raise ArtifactError(f"{location} lacks the arrays {', '.join(missing)}")
     arrays = {name: archive[name] for name in archive}
-    _check_dfa_arrays(arrays, location)
+    regions_present = "dfa_region" in arrays
+    _check_dfa_arrays(arrays, location, plain_distances=not regions_present)
+    present = [name for name in REGION_ARRAYS if name in arrays]
+    if archive.version >= COUNTED_FORMAT_VERSION or present:
+        if archive.version < COUNTED_FORMAT_VERSION or len(present) < len(REGION_ARRAYS):
+            raise ArtifactError(
+                f"{location} is corrupted: format version {archive.version} with "
+                f"{len(present)} of the {len(REGION_ARRAYS)} counted-region arrays"
+            )
+        _check_region_arrays(arrays, location)
     return arrays
 
 
-def _check_dfa_arrays(arrays: dict[str, np.ndarray], location: Path) -> None:
+def _check_dfa_arrays(arrays: dict[str, np.ndarray], location: Path, plain_distances: bool = True) -> None:
     """The DFA arrays' dtypes, shapes and ranges; state 0 dead; distances that agree with the
     transitions (each live state one byte farther than its nearest successor, 0 exactly where it
-    accepts), so that nothing that walks them can loop or be misled."""
+    accepts), so that nothing that walks them can loop or be misled. With counted regions the
+    distances are checked with the regions (``_check_region_arrays``)."""
     check = ArrayChecker(str(location))
     transitions = arrays["dfa_transitions"]
     if transitions.ndim != 2 or transitions.shape[0] < 1 or transitions.shape[1] < 1:
@@ -154,12 +177,56 @@ def _check_dfa_arrays(arrays: dict[str, np.ndarray], location: Path) -> None:
         raise check.fail("dfa_distance", "marks a state other than 0 as unable to accept")
     if not np.array_equal(distance == 0, accepting):
         raise check.fail("dfa_distance", "is not 0 exactly at the accepting states")
+    if not plain_distances:
+        return
     wide = distance.astype(np.int64)
     following = np.where(transitions != 0, wide[transitions], np.iinfo(np.int64).max // 2)
     nearest = following[1:].min(axis=1)
     expected = np.where(accepting[1:], 0, nearest + 1)
     if not np.array_equal(expected, distance[1:]):
         raise check.fail("dfa_distance", "disagrees with the transitions")
+
+
+def _check_region_arrays(arrays: dict[str, np.ndarray], location: Path) -> None:
+    """The counted regions' arrays (format 4): dtypes, shapes and ranges; one boundary per region,
+    the only state of its region that an edge from outside may enter; edges from a region's other
+    states stay inside it; accepting states outside every region; bounds ``0 <= low <= high``."""
+    check = ArrayChecker(str(location))
+    transitions = arrays["dfa_transitions"]
+    n = transitions.shape[0]
+    high = check.array("dfa_region_high", arrays["dfa_region_high"], "i", (None,), 0, UNBOUNDED + 1)
+    count = len(high)
+    if count < 1:
+        raise check.fail("dfa_region_high", "lists no region")
+    low = check.array("dfa_region_low", arrays["dfa_region_low"], "i", (count,), 0, UNBOUNDED + 1)
+    if np.any(low > high):
+        raise check.fail("dfa_region_low", "has a region whose lower bound is above its upper bound")
+    region = check.array("dfa_region", arrays["dfa_region"], "i", (n,), -1, count)
+    role = check.array("dfa_role", arrays["dfa_role"], "i", (n,), -1, n)
+    boundary = check.array("dfa_region_boundary", arrays["dfa_region_boundary"], "i", (count,), 1, n)
+    if not np.array_equal(region < 0, role < 0):
+        raise check.fail("dfa_role", "does not give a role exactly to the states in regions")
+    if np.any(region[boundary] != np.arange(count)) or np.any(role[boundary] != 0):
+        raise check.fail("dfa_region_boundary", "names a state that is not its region's boundary")
+    if np.count_nonzero(role == 0) != count:
+        raise check.fail("dfa_role", "gives the boundary role to more states than there are regions")
+    if np.any(arrays["dfa_accepting"] & (region >= 0)) or region[0] != -1:
+        raise check.fail("dfa_region", "puts the dead state or an accepting state in a region")
+    wide = transitions.astype(np.int64)
+    target_region = region[wide]
+    source_region = region[:, None]
+    entering = (target_region >= 0) & (target_region != source_region) & (wide != 0)
+    if np.any(role[wide[entering]] != 0):
+        raise check.fail("dfa_region", "has an edge into a region that does not enter at its boundary")
+    inner = (role[:, None] > 0) & (wide != 0) & (target_region != source_region)
+    if np.any(inner):
+        raise check.fail("dfa_region", "has an edge out of a region from a state other than its boundary")
+    loops = wide[boundary] == boundary[:, None]
+    if not np.all(loops.any(axis=1)):
+        raise check.fail("dfa_region_boundary", "names a boundary without a one-byte character")
+    regions = Regions(region.astype(np.int32), role.astype(np.int32), low, high, boundary)
+    if not distances_agree(transitions, arrays["dfa_accepting"], arrays["dfa_distance"], regions):
+        raise check.fail("dfa_distance", "disagrees with the transitions and the counted regions")
 
 
 def artifact_from_arrays(arrays: dict[str, np.ndarray], source: str = "<memory>") -> Artifact:
@@ -170,6 +237,14 @@ def artifact_from_arrays(arrays: dict[str, np.ndarray], source: str = "<memory>"
         int(arrays["dfa_start"]),
         arrays["dfa_distance"],
     )
+    if "dfa_region" in arrays:
+        dfa.regions = Regions(
+            arrays["dfa_region"].astype(np.int32),
+            arrays["dfa_role"].astype(np.int32),
+            arrays["dfa_region_low"].astype(np.int32),
+            arrays["dfa_region_high"].astype(np.int32),
+            arrays["dfa_region_boundary"].astype(np.int32),
+        )
     metadata = check_metadata(str(arrays["metadata"]))
     token_table = None
     if any(name.startswith("tokens_") for name in arrays):

@@ -49,7 +49,8 @@ from moonmaskc.errors import ArtifactError
 
 FORMAT_NAME = "moonmaskc-artifact"
 FORMAT_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+COUNTED_FORMAT_VERSION = 4  # written only for a DFA with counted regions (``REGION_ARRAYS``)
+READABLE_VERSIONS = (1, 2, 3, 4)
 DEFAULT_MAX_BYTES = 1 << 31  # per array, declared (uncompressed) size; --max-artifact-bytes
 MAX_DELTA_DEPTH = 8
 DELTA_WINDOW = 32
@@ -58,6 +59,8 @@ DEFLATE_LEVEL = 1  # the cold arrays: level 6 saves about 10% more and takes 4x 
 # The arrays of an artifact, in groups. Deflated ones are inflated on first use.
 IDENTITY_ARRAYS = ("format", "format_version", "metadata")
 DFA_ARRAYS = ("dfa_transitions", "dfa_byte_class", "dfa_accepting", "dfa_distance", "dfa_start")
+# Version 4: the counted regions of the DFA (``moonmaskc.automata.counted``).
+REGION_ARRAYS = ("dfa_region", "dfa_role", "dfa_region_low", "dfa_region_high", "dfa_region_boundary")
 MASK_ARRAYS = (
     "tokens_mask_base",
     "tokens_mask_delta_offsets",

@@ -420,10 +420,20 @@ def _is_atom(text_: str, node: Node) -> bool:
     return isinstance(node, (ByteSet, Automaton)) or (isinstance(node, Seq) and len(node.items) == 0)
 
 
-def to_regex(node: Node) -> str:
+def to_regex(node: Node, byte_names: dict[int, str] | None = None) -> str:
     """Print ``node`` as a regex over bytes (non-ASCII bytes as ``\\xNN``). Iterative: a tree
-    nested however deep prints without reaching Python's recursion limit."""
-    return str(fold(node, _print_step))
+    nested however deep prints without reaching Python's recursion limit. ``byte_names``: single
+    bytes printed as the given text instead (the markers of counted regions)."""
+    if not byte_names:
+        return str(fold(node, _print_step))
+    names = {1 << byte: name for byte, name in byte_names.items()}
+
+    def step(item: Node, parts: list[str]) -> str:
+        if isinstance(item, ByteSet) and item.mask in names:
+            return names[item.mask]
+        return _print_step(item, parts)
+
+    return str(fold(node, step))
 
 
 def _print_step(node: Node, parts: list[str]) -> str:

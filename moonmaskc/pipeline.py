@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from moonmaskc import ir
 from moonmaskc.artifact import Artifact
 from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.counted import UNBOUNDED, CountedRegionError, expand_markers
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import core_name
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError
@@ -61,6 +62,11 @@ class CompileOptions:
     dropped_lengths: frozenset[str] = frozenset()
     tokenizer: Any = "bytes"
     eos: str | None = None
+    # Schemas: plain strings with long length bounds as counted regions (``automata.counted``),
+    # for now only in compiles without a token table; off again (with the reason) where the
+    # counter cannot run a region, and the bounds are written out instead.
+    length_counters: bool = True
+    counters_off: str | None = None
 
     @property
     def ref_depth(self) -> int:
@@ -188,6 +194,7 @@ def _schema_frontend(source: Any, options: CompileOptions) -> FrontendResult:
         limits=options.limits,
         ref_roots=options.ref_roots or None,
         dropped_lengths=options.dropped_lengths,
+        length_counters=options.length_counters and options.tokenizer is None,
     )
 
 
@@ -241,7 +248,11 @@ def _compile_source(
     def stages() -> tuple[FrontendResult, DFA, str, str]:
         result, dfa = _lenient_rounds(kind, source, options, timings, started)
         source_text = source if isinstance(source, str) else _json_text(source)  # deep JSON too
-        return result, dfa, ir.to_regex(result.node), source_text
+        names = {
+            marker: f"(?#string character){{{lo},{'' if hi == UNBOUNDED else hi}}}"
+            for marker, (lo, hi) in result.markers.items()
+        }
+        return result, dfa, ir.to_regex(result.node, names if dfa.regions is not None else None), source_text
 
     try:
         result, dfa, grammar, source_text = run_deep(stages, options.limits, _nesting_bound(kind, source))
@@ -307,8 +318,25 @@ def _lenient_rounds(
             timings["dfa_s"] = time.perf_counter() - started - timings["frontend_s"]
             if options.limits.max_depth < requested_depth:
                 _depth_lowered(result, requested_depth, options.limits)
+            if dfa.regions is not None:
+                result.notes["length_counters"] = _counted_note(result.markers)
+            elif options.counters_off is not None:
+                result.notes["length_counters"] = f"not used: {options.counters_off}"
             return result, dfa
+        except CountedRegionError as error:
+            # The bounds are written out instead; past --max-states the error says why.
+            options = dataclasses.replace(options, length_counters=False, counters_off=str(error))
         except LimitError as error:
+            if options.counters_off is not None and error.bound == "max_states":
+                error = LimitError(
+                    error.bound,
+                    error.limit,
+                    f"{error.message}; a length counter could not be used: {options.counters_off}",
+                    error.flag,
+                    error.costly,
+                )
+                if kind != "schema" or not options.lenient:
+                    raise error from None
             if kind != "schema" or not options.lenient or error.bound not in ("max_states", "max_work"):
                 raise
             # The costliest of the bounds the error names (or, past the front end, that it kept):
@@ -323,6 +351,12 @@ def _lenient_rounds(
                 options = dataclasses.replace(options, limits=lowered)
             else:
                 raise
+
+
+def _counted_note(markers: dict[int, tuple[int, int]]) -> str:
+    """The notes' line on the counted string lengths of a compile."""
+    spans = sorted(f"{{{lo},{'' if hi == UNBOUNDED else hi}}}" for lo, hi in markers.values())
+    return "string lengths counted beside the automaton (not written out as states): " + ", ".join(spans)
 
 
 LENIENT_MIN_DEPTH = 1
@@ -389,7 +423,10 @@ def _compile_dfa(result: FrontendResult, limits: Limits) -> DFA:
     ``--max-states``, the error also names the string length bounds that a schema's front end
     noted as the most costly."""
     try:
-        return compile_ir(result.node, limits, check_work=True)
+        dfa = compile_ir(result.node, limits, check_work=True)
+        if result.markers and result.counted_char is not None:
+            dfa = expand_markers(dfa, result.markers, result.counted_char)
+        return dfa
     except LimitError as error:
         costly = result.notes.get("string_length_states") or {}
         if not costly:  # only a schema notes them: other kinds never import its compiler
@@ -411,6 +448,11 @@ def link(
     from moonmaskc.token_table import build_token_table
     from moonmaskc.vocabulary import load_vocabulary
 
+    if artifact.dfa.regions is not None:
+        raise MoonmaskError(
+            "this artifact counts string lengths beside its automaton, and token tables for "
+            "counted strings are not built yet: compile the source again with the tokenizer"
+        )
     started = time.perf_counter()
     vocabulary = load_vocabulary(tokenizer, eos=eos)
     max_cells = (limits or Limits()).max_table_cells

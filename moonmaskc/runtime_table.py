@@ -48,6 +48,11 @@ class ServingTable:
     def __init__(self, arrays: ArtifactFile) -> None:
         self.arrays = arrays
         where = str(arrays.path)
+        if "dfa_region" in arrays:
+            raise ArtifactError(
+                f"{where} counts string lengths beside its automaton (format 4), which this "
+                "runtime cannot serve yet"
+            )
         self.dense = arrays.version < 3  # versions 1 and 2: a dense next-state table
         needed = V2_TABLE_ARRAYS if self.dense else TABLE_ARRAYS
         missing = [name for name in (*needed, *VOCAB_ARRAYS) if name not in arrays]

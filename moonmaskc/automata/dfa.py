@@ -12,9 +12,12 @@ Takes: dense arrays. Hands on: a ``DFA`` with
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from moonmaskc.automata.counted import Regions
 
 _Key = TypeVar("_Key", int, frozenset[int])
 
@@ -41,6 +44,7 @@ class DFA:
         self._classes: list[int] | None = None
         self._mask_edges: list[list[tuple[int, int]]] | None = None
         self._class_masks: list[int] | None = None
+        self.regions: Regions | None = None  # counted regions (``automata.counted``), if any
 
     @property
     def distance(self) -> np.ndarray:
@@ -75,7 +79,11 @@ class DFA:
 
     def walk(self, data: bytes, state: int | None = None) -> tuple[int, int | None]:
         """Run ``data`` from ``state`` (default: start). Returns the final state and, when the
-        walk died, the offset of the byte that led into the dead state (else ``None``)."""
+        walk died, the offset of the byte that led into the dead state (else ``None``). With
+        counted regions the counter runs beside (from 0), and a byte it forbids ends the walk."""
+        if self.regions is not None:
+            found, _, died_at = self.walk_counted(data, state)
+            return found, died_at
         rows, classes = self._tables()
         current = self.start if state is None else state
         if current == 0:
@@ -85,6 +93,28 @@ class DFA:
             if current == 0:
                 return 0, offset
         return current, None
+
+    def walk_counted(
+        self, data: bytes, state: int | None = None, count: int = 0
+    ) -> tuple[int, int, int | None]:
+        """``walk`` with the counter of the counted regions: the final state, the final counter
+        and the offset of the byte that died (the DFA's dead state or the counter's bound)."""
+        rows, classes = self._tables()
+        regions = self.regions
+        current = self.start if state is None else state
+        if current == 0:
+            return 0, 0, 0
+        for offset, byte in enumerate(data):
+            target = rows[current][classes[byte]]
+            if target == 0:
+                return 0, 0, offset
+            if regions is not None:
+                stepped = regions.counter_step(current, target, count)
+                if stepped is None:
+                    return 0, 0, offset
+                count = stepped
+            current = target
+        return current, count, None
 
     def accepts(self, data: bytes) -> bool:
         state, _ = self.walk(data)
@@ -143,19 +173,36 @@ class DFA:
         live_classes = self.transitions[state] != 0
         return int(np.count_nonzero(live_classes[self.byte_class]))
 
-    def shortest_completion(self, state: int) -> bytes | None:
-        """The smallest (by byte value) of the shortest byte strings leading to acceptance."""
+    def cost(self, state: int, count: int = 0) -> int:
+        """The fewest bytes from ``state`` (with counter ``count`` in a counted region) to
+        acceptance; -1 from the dead state."""
+        distance = int(self.distance[state])
+        if self.regions is None or state == 0:
+            return distance
+        return distance + self.regions.deficit(state, count)
+
+    def next_counter(self, state: int, target: int, count: int) -> int | None:
+        """The counter after ``state -> target`` (``count`` before), None when it forbids the edge;
+        ``count`` unchanged without counted regions."""
+        return count if self.regions is None else self.regions.counter_step(state, target, count)
+
+    def shortest_completion(self, state: int, count: int = 0) -> bytes | None:
+        """The smallest (by byte value) of the shortest byte strings leading to acceptance (from
+        ``state`` with counter ``count`` in a counted region)."""
         if state == 0:
             return None
         rows, classes = self._tables()
         out = bytearray()
         while not self.accepting[state]:
-            want = self.distance[state] - 1
+            want = self.cost(state, count) - 1
             for b in range(256):
                 target = rows[state][classes[b]]
-                if target != 0 and self.distance[target] == want:
+                if target == 0:
+                    continue
+                after = self.next_counter(state, target, count)
+                if after is not None and self.cost(target, after) == want:
                     out.append(b)
-                    state = target
+                    state, count = target, after
                     break
         return bytes(out)
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from moonmaskc.automata.counted import check_product_operands
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.minimize import minimal_dense
 from moonmaskc.errors import LimitError
@@ -22,6 +23,7 @@ def without_words(dfa: DFA, words: Iterable[bytes], limits: Limits | None = None
     """The minimal DFA of ``dfa``'s language without ``words`` (words it does not accept change
     nothing); ``LimitError`` when the trie and the copy together pass ``max_states``."""
     limits = limits or Limits()
+    check_product_operands(dfa)
     taken = sorted({word for word in words if dfa.accepts(word)})  # (others: nothing to take out)
     # Each byte of a word gets a column of its own; the others keep the DFA's classes.
     spelled = sorted(set(b"".join(taken)))

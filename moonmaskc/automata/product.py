@@ -21,6 +21,7 @@ from types import ModuleType
 
 import numpy as np
 
+from moonmaskc.automata.counted import check_product_operands
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.distances import prune
 from moonmaskc.automata.minimize import minimize
@@ -171,6 +172,7 @@ def product(dfas: Sequence[DFA], accept: AcceptRule, limits: Limits | None = Non
         raise ValueError("product needs at least one DFA")
     for position, dfa in enumerate(dfas):
         _check_dfa(dfa, position)
+    check_product_operands(*dfas)
     module = native("product")
     if module is not None and len(dfas) <= NATIVE_MAX_DFAS:
         result = _native_product(module, dfas, accept, limits)

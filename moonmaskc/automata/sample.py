@@ -23,6 +23,8 @@ def sample(dfa: DFA, rng: random.Random, max_len: int = 256, stop_probability: f
     classes = dfa.byte_class.tolist()
     distance = dfa.distance.tolist()
     accepting = dfa.accepting.tolist()
+    if dfa.regions is not None:
+        return _sample_counted(dfa, rng, max_len, stop_probability)
     while True:
         if accepting[state] and (len(out) >= max_len or rng.random() < stop_probability):
             return bytes(out)
@@ -37,3 +39,26 @@ def sample(dfa: DFA, rng: random.Random, max_len: int = 256, stop_probability: f
         byte = rng.choice(choices)
         out.append(byte)
         state = row[classes[byte]]
+
+
+def _sample_counted(dfa: DFA, rng: random.Random, max_len: int, stop_probability: float) -> bytes:
+    """``sample`` with the counter of the counted regions beside the state."""
+    state, count = dfa.start, 0
+    out = bytearray()
+    rows = dfa.transitions.tolist()
+    classes = dfa.byte_class.tolist()
+    while True:
+        if dfa.accepting[state] and (len(out) >= max_len or rng.random() < stop_probability):
+            return bytes(out)
+        row = rows[state]
+        want = dfa.cost(state, count) - 1 if len(out) >= max_len else None
+        choices = []
+        for b in range(256):
+            target = row[classes[b]]
+            after = dfa.next_counter(state, target, count) if target else None
+            if after is not None and (want is None or dfa.cost(target, after) == want):
+                choices.append((b, target, after))
+        if not choices:
+            return bytes(out)
+        byte, state, count = rng.choice(choices)
+        out.append(byte)

@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from moonmaskc.artifact import Artifact
+from moonmaskc.automata.counted import UNBOUNDED
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.cli import console
 from moonmaskc.cli.options import max_artifact_bytes_option
@@ -27,7 +28,9 @@ def describe_states(dfa: DFA, limit: int | None) -> list[dict[str, Any]]:
     rows = []
     for state in range(count):
         completion = dfa.shortest_completion(state)
-        rows.append(
+        row: dict[str, Any] = {}
+        rows.append(row)
+        row.update(
             {
                 "id": state,
                 "accepting": bool(dfa.accepting[state]),
@@ -39,7 +42,23 @@ def describe_states(dfa: DFA, limit: int | None) -> list[dict[str, Any]]:
                 else completion.decode("utf-8", "backslashreplace"),
             }
         )
+        if dfa.regions is not None:
+            row["region"] = _region_text(dfa, state)
+            row["distance"] = dfa.cost(state)
     return rows
+
+
+def _region_text(dfa: DFA, state: int) -> str | None:
+    """A counted region's bounds and the state's place in it (``automata.counted``), or None.
+    The distance and completion of a region state are shown from counter 0."""
+    regions = dfa.regions
+    if regions is None or int(regions.region[state]) < 0:
+        return None
+    index = int(regions.region[state])
+    low, high = int(regions.low[index]), int(regions.high[index])
+    bounds = f"{{{low},{'' if high == UNBOUNDED else high}}}"
+    place = "boundary" if int(regions.role[state]) == 0 else f"inside (role {int(regions.role[state])})"
+    return f"{bounds} {place}"
 
 
 def summarize(artifact: Artifact, path: Path) -> dict[str, Any]:
@@ -191,7 +210,16 @@ def inspect_command(
     truncated = " (truncated in the artifact)" if summary["grammar_truncated"] else ""
     out.print(f"  grammar{truncated}: {_clip(grammar, full)}", markup=False)
     table = Table(title=f"states ({len(states)} of {dfa.num_states})")
-    for column in ("id", "accepting", "distance", "out-degree", "shortest completion"):
+    counted = dfa.regions is not None
+    columns = (
+        "id",
+        "accepting",
+        "distance",
+        "out-degree",
+        "shortest completion",
+        *(("counted region",) if counted else ()),
+    )
+    for column in columns:
         table.add_column(column, justify="right" if column in ("id", "distance", "out-degree") else "left")
     for row in states:
         label = str(row["id"]) + (" (start)" if row["start"] else "") + (" (dead)" if row["id"] == 0 else "")
@@ -202,6 +230,7 @@ def inspect_command(
             str(row["distance"]),
             str(row["out_degree"]),
             "" if completion is None else repr(completion),
+            *((row.get("region") or "",) if counted else ()),
         )
     out.print(table)
 

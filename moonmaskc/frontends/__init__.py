@@ -4,15 +4,19 @@ Every front end hands on a ``FrontendResult``: the IR node plus ``notes`` (bound
 facts that ``inspect`` shows, JSON-able), ``warnings`` (for example keywords ignored under
 ``--lenient``) and, from the schema front end, ``length_costs``: the states each string length
 bound it kept needs, by the bound's JSON pointer (what a lenient compile drops first when the
-automaton would pass ``--max-states``).
+automaton would pass ``--max-states``), and ``markers``: the marker bytes that stand for counted
+string bodies (``automata.counted``), with ``counted_char`` the character automaton they repeat.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moonmaskc import ir
+
+if TYPE_CHECKING:
+    from moonmaskc.automata.dfa import DFA
 
 
 @dataclass
@@ -21,3 +25,6 @@ class FrontendResult:
     notes: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     length_costs: dict[str, int] = field(default_factory=dict)
+    # Length counters: marker byte -> (lo, hi) of ``counted_char`` (``automata.counted``).
+    markers: dict[int, tuple[int, int]] = field(default_factory=dict)
+    counted_char: DFA | None = None

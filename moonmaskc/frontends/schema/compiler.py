@@ -28,12 +28,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from moonmaskc import ir
+from moonmaskc.automata.counted import with_markers
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
 from moonmaskc.frontends.schema import combinators, constants, normalize, policy, references, unevaluated
 from moonmaskc.frontends.schema.arguments import as_list
-from moonmaskc.frontends.schema.automata import Automata, is_empty_node
+from moonmaskc.frontends.schema.automata import Automata, is_empty_node, string_char_automaton
 from moonmaskc.frontends.schema.combinators.all_of import all_of
 from moonmaskc.frontends.schema.constants import ALL_TYPES
 from moonmaskc.frontends.schema.context import Context
@@ -163,13 +164,16 @@ def compile_schema_ir(
     limits: Limits = Limits(),  # noqa: B008
     ref_roots: Mapping[str, Any] | None = None,
     dropped_lengths: frozenset[str] = frozenset(),
+    length_counters: bool = False,
 ) -> FrontendResult:
     """Compile a JSON Schema (a dict, a boolean or JSON text) into byte IR, exactly (see module doc).
     ``lenient``: drop validation keywords that cannot be compiled, with a warning each (the notes
     say whether the language got wider or narrower). ``refuse_unknown``: unknown keywords and
     format names are errors instead of annotations. ``ref_roots``: URI prefix -> local folder; a
     reference to another document whose URI starts with a prefix is read from the folder (the
-    official meta-schemas are read from ``jsonschema_specifications``; nothing is downloaded)."""
+    official meta-schemas are read from ``jsonschema_specifications``; nothing is downloaded).
+    ``length_counters``: plain strings with long length bounds become counted regions (marker
+    bytes in the IR, listed in the result's ``markers``; see ``automata.counted``)."""
     if isinstance(schema, str):
         schema = parse_schema_text(schema)
     schema, other_drafts = without_other_drafts(schema)
@@ -178,9 +182,11 @@ def compile_schema_ir(
     for keyword, where in other_drafts:
         ctx.other_draft_keyword(keyword, where)
     ctx.dropped_lengths = dropped_lengths  # lenient: length bounds dropped for the state bound
+    markers: dict[int, tuple[int, int]] = {}
+    ctx.markers = markers if length_counters else None
     walk = SchemaWalk(ctx, Automata(layout, limits))
     try:
-        node = run_deep(lambda: walk.node(schema, "#"), limits)
+        node = run_deep(lambda: with_markers(markers, lambda: walk.node(schema, "#")), limits)
     except RecursionError:
         # The walk counts its nesting against --max-nesting on a stack sized for it (deep.py):
         # no flag helps a walk that reaches Python's limit anyway.
@@ -220,6 +226,10 @@ def _result(node: ir.Node, ctx: Context, whitespace: str) -> FrontendResult:
     costly = most_costly(ctx.string_costs)
     if costly:
         notes["string_length_states"] = costly
-    return FrontendResult(
+    result = FrontendResult(
         node=node, notes=notes, warnings=warnings, length_costs=costly_pointers(ctx.string_costs)
     )
+    if ctx.markers:
+        result.markers = dict(ctx.markers)
+        result.counted_char = string_char_automaton().dfa
+    return result

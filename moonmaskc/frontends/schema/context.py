@@ -169,6 +169,9 @@ class Context:
     # Lenient: string length keywords (by pointer) dropped because the whole automaton was past
     # max_states and they cost the most (see ``pipeline``).
     dropped_lengths: frozenset[str] = frozenset()
+    # Length counters (``automata.counted``): marker byte -> (minLength, maxLength) of the plain
+    # strings compiled as counted regions; None when counters are off for this compile.
+    markers: dict[int, tuple[int, int]] | None = None
 
     def __post_init__(self) -> None:
         declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""

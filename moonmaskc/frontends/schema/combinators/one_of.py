@@ -20,6 +20,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from moonmaskc import ir
+from moonmaskc.automata.counted import CountedRegionError
 from moonmaskc.automata.product import disjoint, intersect, product
 from moonmaskc.errors import LimitError, MoonmaskError, UnsupportedError
 from moonmaskc.frontends.schema.automata import union_all
@@ -149,6 +150,8 @@ def proven_disjoint(walk: SchemaWalk, a: Any, b: Any, where: str) -> bool:
                     return False
                 languages.append(walk.automata.dfa(node))
             return disjoint(languages[0], languages[1], walk.limits)
+    except CountedRegionError:
+        raise  # the compile starts again without length counters
     except MoonmaskError:
         return False
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from moonmaskc import ir
+from moonmaskc.automata.counted import MARKER_BYTES, UNBOUNDED
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.product import intersect
 from moonmaskc.errors import LimitError, UnsupportedError
@@ -34,6 +35,9 @@ def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
         return ir.NOTHING
     least, most = keywords.min_length, keywords.max_length
     if keywords.length_only:  # a pattern or a format may bound the length lower
+        counted = counted_body(walk, least, most)
+        if counted is not None:
+            return canonical.quoted(counted)
         if most is not None and not length_fits(walk, "maxLength", most, where):
             most = None
         if least and not length_fits(walk, "minLength", least, where):
@@ -75,6 +79,32 @@ def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
         return result
 
     return canonical.quoted(automata.derived("string", inputs, language))
+
+
+COUNTED_MIN_STATES = 4096
+"""A plain string whose length bounds need more states than this written out (``length_fits``) is
+compiled as a counted region when the compile uses length counters."""
+
+
+def counted_body(walk: SchemaWalk, least: int, most: int | None) -> ir.Node | None:
+    """The marker byte that stands for the body of a plain string of ``least`` to ``most``
+    characters (``automata.counted``), when the compile uses length counters, the bounds written
+    out would need more than ``COUNTED_MIN_STATES`` states and a marker is left; else None."""
+    markers = walk.ctx.markers
+    if markers is None:
+        return None
+    per_character = string_char_automaton().dfa.num_states - 2
+    if per_character * max(least, most or 0) + 1 <= COUNTED_MIN_STATES:
+        return None
+    bounds = (least, UNBOUNDED if most is None else most)
+    for marker, known in markers.items():
+        if known == bounds:
+            return ir.byte_set(1 << marker)
+    if len(markers) == len(MARKER_BYTES):
+        return None
+    marker = MARKER_BYTES[len(markers)]
+    markers[marker] = bounds
+    return ir.byte_set(1 << marker)
 
 
 def length_fits(walk: SchemaWalk, keyword: str, length: int, where: str) -> bool:
