@@ -31,6 +31,7 @@ from moonmaskc.format import (
     FORMAT_VERSION,
     IDENTITY_ARRAYS,
     REGION_ARRAYS,
+    REGION_COUNTS_ARRAY,
     ArrayChecker,
     ArtifactFile,
     check_metadata,
@@ -152,6 +153,12 @@ def read_arrays(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
                 f"{len(present)} of the {len(REGION_ARRAYS)} counted-region arrays"
             )
         _check_region_arrays(arrays, location)
+    has_table = any(name.startswith("tokens_") for name in arrays)
+    if has_table and (REGION_COUNTS_ARRAY in arrays) != regions_present:
+        raise ArtifactError(
+            f"{location} is corrupted: a token table {'without' if regions_present else 'with'} "
+            f"'{REGION_COUNTS_ARRAY}' for a DFA {'with' if regions_present else 'without'} counted regions"
+        )
     return arrays
 
 
@@ -227,6 +234,23 @@ def _check_region_arrays(arrays: dict[str, np.ndarray], location: Path) -> None:
     regions = Regions(region.astype(np.int32), role.astype(np.int32), low, high, boundary)
     if not distances_agree(transitions, arrays["dfa_accepting"], arrays["dfa_distance"], regions):
         raise check.fail("dfa_distance", "disagrees with the transitions and the counted regions")
+
+
+def checked_regions(
+    arrays: dict[str, np.ndarray], source: str | os.PathLike[str]
+) -> tuple[Regions, np.ndarray, np.ndarray]:
+    """The counted regions of a DFA's arrays (``dfa_*``, format 4), checked with the DFA arrays
+    as ``read_arrays`` checks them, and its transitions and byte classes: what the runtime's
+    ``CountedGuide`` steps tokens with."""
+    location = Path(source)
+    _check_dfa_arrays(arrays, location, plain_distances=False)
+    missing = [name for name in REGION_ARRAYS if name not in arrays]
+    if missing:
+        raise ArtifactError(f"{location} lacks the counted-region arrays {', '.join(missing)}")
+    _check_region_arrays(arrays, location)
+    regions = Regions(*(np.asarray(arrays[name], dtype=np.int32) for name in REGION_ARRAYS))
+    transitions = np.ascontiguousarray(arrays["dfa_transitions"], dtype=np.int32)
+    return regions, transitions, np.asarray(arrays["dfa_byte_class"], dtype=np.int32)
 
 
 def artifact_from_arrays(arrays: dict[str, np.ndarray], source: str = "<memory>") -> Artifact:

@@ -72,6 +72,7 @@ DENSE_NEXT_ARRAY = "tokens_class_next"  # versions 1 and 2: the dense [states, c
 TABLE_ARRAYS = ("tokens_state_row", "tokens_token_class", *NEXT_ARRAYS, *MASK_ARRAYS)
 V2_TABLE_ARRAYS = ("tokens_state_row", "tokens_token_class", DENSE_NEXT_ARRAY, *MASK_ARRAYS)
 OPTIONAL_TABLE_ARRAYS = ("tokens_eos_steps",)
+REGION_COUNTS_ARRAY = "tokens_region_counts"  # version 4: int16[roles, vocab] (counted regions)
 FINGERPRINT_LABEL = b"moonmaskc-vocabulary-v1\x00"
 
 
@@ -472,6 +473,22 @@ class ArrayChecker:
                 f"{expected} (1, or 0 when the dead state 0 is its only state)",
             )
         return start
+
+
+def check_region_counts(arrays: Mapping[str, np.ndarray], vocab_size: int, where: str) -> np.ndarray:
+    """``tokens_region_counts`` (format 4) as int16[roles, vocab_size]: a count per role and
+    token, between 0 and the token's length in bytes (a character is one byte at least); the
+    roles those of ``dfa_role``."""
+    check = ArrayChecker(where)
+    counts = check.array(
+        REGION_COUNTS_ARRAY, arrays[REGION_COUNTS_ARRAY], "i", (None, vocab_size), 0, 1 << 15
+    )
+    if "dfa_role" in arrays and counts.shape[0] != int(np.asarray(arrays["dfa_role"]).max(initial=-1)) + 1:
+        raise check.fail(REGION_COUNTS_ARRAY, "does not have one row per role of the counted regions")
+    lengths = np.asarray(arrays["vocab_token_lengths"], dtype=np.int64)
+    if lengths.shape != (vocab_size,) or np.any(counts > lengths[None, :]):
+        raise check.fail(REGION_COUNTS_ARRAY, "counts more characters than a token has bytes")
+    return np.ascontiguousarray(counts, dtype=np.int16)
 
 
 def check_mask_arrays(arrays: Mapping[str, np.ndarray], rows: int, vocab_size: int, where: str) -> None:

@@ -62,9 +62,9 @@ class CompileOptions:
     dropped_lengths: frozenset[str] = frozenset()
     tokenizer: Any = "bytes"
     eos: str | None = None
-    # Schemas: plain strings with long length bounds as counted regions (``automata.counted``),
-    # for now only in compiles without a token table; off again (with the reason) where the
-    # counter cannot run a region, and the bounds are written out instead.
+    # Schemas: plain strings with long length bounds as counted regions (``automata.counted``);
+    # off again (with the reason) where the counter cannot run a region, or the token table cannot
+    # serve it, and the bounds are written out instead.
     length_counters: bool = True
     counters_off: str | None = None
 
@@ -92,6 +92,8 @@ class CompileOptions:
             described.update(whitespace=self.whitespace, lenient=self.lenient, max_depth=self.ref_depth)
             if self.refuse_unknown:
                 described["refuse_unknown"] = True
+            if not self.length_counters:
+                described["length_counters"] = False
             if self.ref_roots:
                 described["ref_roots"] = dict(self.ref_roots)
         return described
@@ -100,8 +102,8 @@ class CompileOptions:
 def make_options(**options: Any) -> CompileOptions:
     """``CompileOptions`` from keyword arguments (``max_states``, ``max_repeat``, ``max_depth``,
     ``max_table_cells``, ``max_work``, ``max_nesting``, ``start``, ``whitespace``, ``lenient``,
-    ``refuse_unknown``, ``ref_roots``, ``tokenizer``, ``eos``). ``max_depth`` sets both depths (see
-    ``CompileOptions``)."""
+    ``refuse_unknown``, ``ref_roots``, ``tokenizer``, ``eos``, ``length_counters``). ``max_depth``
+    sets both depths (see ``CompileOptions``)."""
     known = {
         "max_work",
         "max_nesting",
@@ -116,6 +118,7 @@ def make_options(**options: Any) -> CompileOptions:
         "ref_roots",
         "tokenizer",
         "eos",
+        "length_counters",
     }
     unknown = set(options) - known
     if unknown:
@@ -141,6 +144,7 @@ def make_options(**options: Any) -> CompileOptions:
         ref_roots=_ref_roots(options.get("ref_roots")),
         tokenizer=options.get("tokenizer", "bytes"),
         eos=options.get("eos"),
+        length_counters=bool(options.get("length_counters", True)),
     )
 
 
@@ -194,7 +198,7 @@ def _schema_frontend(source: Any, options: CompileOptions) -> FrontendResult:
         limits=options.limits,
         ref_roots=options.ref_roots or None,
         dropped_lengths=options.dropped_lengths,
-        length_counters=options.length_counters and options.tokenizer is None,
+        length_counters=options.length_counters,
     )
 
 
@@ -280,7 +284,13 @@ def _compile_source(
     }
     artifact = Artifact(dfa, metadata)
     if options.tokenizer is not None:
-        link(artifact, options.tokenizer, eos=options.eos, progress=progress, limits=options.limits)
+        try:
+            link(artifact, options.tokenizer, eos=options.eos, progress=progress, limits=options.limits)
+        except CountedRegionError as error:  # the table cannot serve a region: write them out
+            if dfa.regions is None:
+                raise
+            plain = dataclasses.replace(options, length_counters=False, counters_off=str(error))
+            return _compile_source(kind, source, plain, source_name, progress)
     return artifact
 
 
@@ -448,11 +458,6 @@ def link(
     from moonmaskc.token_table import build_token_table
     from moonmaskc.vocabulary import load_vocabulary
 
-    if artifact.dfa.regions is not None:
-        raise MoonmaskError(
-            "this artifact counts string lengths beside its automaton, and token tables for "
-            "counted strings are not built yet: compile the source again with the tokenizer"
-        )
     started = time.perf_counter()
     vocabulary = load_vocabulary(tokenizer, eos=eos)
     max_cells = (limits or Limits()).max_table_cells

@@ -33,6 +33,7 @@ from moonmaskc.runtime_table import ServingTable
 
 if TYPE_CHECKING:
     from moonmaskc.artifact import Artifact
+    from moonmaskc.automata.counted import Regions
     from moonmaskc.token_table import TokenTable
     from moonmaskc.vocabulary import Vocabulary
 
@@ -157,7 +158,15 @@ class Guide:
             raise check.fail("dfa_distance", "does not mark state 0, and only it, as dead")
         if not np.array_equal(distance == 0, accepting):
             raise check.fail("dfa_accepting", "disagrees with dfa_distance (0 exactly where accepting)")
-        guide = cls(table, accepting, distance, start, arrays.metadata)
+        if "dfa_region" in arrays:
+            from moonmaskc.artifact import checked_regions
+
+            counted = checked_regions(
+                {name: arrays[name] for name in arrays if name.startswith("dfa_")}, path
+            )
+            guide = _counted_guide(table, accepting, distance, start, arrays.metadata, counted)
+        else:
+            guide = cls(table, accepting, distance, start, arrays.metadata)
         if verify:
             table.verify()
         guide.check_tokenizer(tokenizer)
@@ -180,7 +189,13 @@ class Guide:
             metadata = json.loads(str(arrays["metadata"])) if "metadata" in arrays else {}
         except (KeyError, ValueError, IndexError, TypeError) as error:
             raise ArtifactError(f"{source}: the token table is corrupted ({error})") from None
-        guide = cls(table, accepting, distance, start, metadata)
+        if "dfa_region" in arrays:
+            from moonmaskc.artifact import checked_regions
+
+            counted = checked_regions({k: v for k, v in arrays.items() if k.startswith("dfa_")}, source)
+            guide = _counted_guide(table, accepting, distance, start, metadata, counted)
+        else:
+            guide = cls(table, accepting, distance, start, metadata)
         guide.check_tokenizer(tokenizer)
         return guide
 
@@ -190,7 +205,13 @@ class Guide:
         if artifact.token_table is None:
             raise ArtifactError("the artifact holds no token table: compile it with a tokenizer")
         dfa = artifact.dfa
-        guide = cls(artifact.token_table, dfa.accepting, dfa.distance, dfa.start, artifact.metadata)
+        if dfa.regions is not None:
+            counted = (dfa.regions, dfa.transitions, dfa.byte_class)
+            guide = _counted_guide(
+                artifact.token_table, dfa.accepting, dfa.distance, dfa.start, artifact.metadata, counted
+            )
+        else:
+            guide = cls(artifact.token_table, dfa.accepting, dfa.distance, dfa.start, artifact.metadata)
         guide.check_tokenizer(tokenizer)
         return guide
 
@@ -353,7 +374,10 @@ class Guide:
                     out[row] = views[self._state_rows[state]]
                     return
         self._check_bitmask(out, row)
-        mask = self.mask(state, tokens_left=tokens_left)
+        self._copy_row(self.mask(state, tokens_left=tokens_left), out, row)
+
+    def _copy_row(self, mask: np.ndarray, out: Any, row: Any) -> None:
+        """Copy the packed ``mask`` into row ``row`` of ``out`` (checked by ``_check_bitmask``)."""
         if _is_torch(out):
             target = out[row] if out.dim() == 2 else out
             source = _torch_from_numpy(mask.view(np.int32), out)
@@ -555,6 +579,22 @@ class Guide:
             start = int(ends[token - 1]) if token else 0
             pieces.append(data[start : int(ends[token])])
         return b"".join(pieces)
+
+
+def _counted_guide(
+    table: TokenTable | ServingTable,
+    accepting: np.ndarray,
+    distance: np.ndarray,
+    start: int,
+    metadata: dict[str, Any] | None,
+    counted: tuple[Regions, np.ndarray, np.ndarray],
+) -> Guide:
+    """A ``runtime_counted.CountedGuide``: the regions, transitions and byte classes of a DFA
+    with counted regions beside the usual parts."""
+    from moonmaskc.runtime_counted import CountedGuide
+
+    regions, transitions, byte_class = counted
+    return CountedGuide(table, accepting, distance, start, metadata, regions, transitions, byte_class)
 
 
 def _is_torch(value: Any) -> bool:

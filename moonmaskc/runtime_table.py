@@ -26,6 +26,7 @@ from moonmaskc.errors import ArtifactError
 from moonmaskc.format import (
     DENSE_NEXT_ARRAY,
     MASK_ARRAYS,
+    REGION_COUNTS_ARRAY,
     TABLE_ARRAYS,
     V2_TABLE_ARRAYS,
     VOCAB_ARRAYS,
@@ -34,6 +35,7 @@ from moonmaskc.format import (
     MaskRows,
     check_mask_arrays,
     check_next_arrays,
+    check_region_counts,
     vocabulary_fingerprint,
 )
 from moonmaskc.next_table import NextTable
@@ -48,10 +50,9 @@ class ServingTable:
     def __init__(self, arrays: ArtifactFile) -> None:
         self.arrays = arrays
         where = str(arrays.path)
-        if "dfa_region" in arrays:
+        if ("dfa_region" in arrays) != (REGION_COUNTS_ARRAY in arrays):
             raise ArtifactError(
-                f"{where} counts string lengths beside its automaton (format 4), which this "
-                "runtime cannot serve yet"
+                f"{where} is corrupted: counted regions and '{REGION_COUNTS_ARRAY}' come together"
             )
         self.dense = arrays.version < 3  # versions 1 and 2: a dense next-state table
         needed = V2_TABLE_ARRAYS if self.dense else TABLE_ARRAYS
@@ -138,6 +139,13 @@ class ServingTable:
                 "does not match the stored tokens (vocab_token_lengths, vocab_token_bytes, "
                 "vocab_eos_id, vocab_special_ids): the vocabulary arrays are corrupted",
             )
+
+    @cached_property
+    def region_counts(self) -> np.ndarray | None:
+        """The character counts of the counted regions (format 4), checked; None without them."""
+        if REGION_COUNTS_ARRAY not in self.arrays:
+            return None
+        return check_region_counts(self.arrays, self.vocab_size, str(self.arrays.path))
 
     @cached_property
     def eos_steps(self) -> np.ndarray | None:

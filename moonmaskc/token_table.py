@@ -39,11 +39,13 @@ from moonmaskc.format import (
     DENSE_NEXT_ARRAY,
     MASK_ARRAYS,
     NEXT_ARRAYS,
+    REGION_COUNTS_ARRAY,
     V1_MASK_ARRAY,
     VOCAB_ARRAYS,
     MaskRows,
     check_mask_arrays,
     check_next_arrays,
+    check_region_counts,
     encode_mask_rows,
 )
 from moonmaskc.next_table import NextTable
@@ -71,6 +73,9 @@ class TokenTable:
     token_class: np.ndarray
     next_table: NextTable
     vocab_arrays: dict[str, np.ndarray]
+    # Counted regions (``moonmaskc.counted_tokens``): int16[roles, vocab], the characters each
+    # token starts from each role of a region; None for a DFA without regions.
+    region_counts: np.ndarray | None = None
     _allowed_cache: dict[int, np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -159,13 +164,16 @@ class TokenTable:
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Numeric and unicode arrays only (``tokens_*``, ``vocab_*``): safe for ``allow_pickle=False``.
         The mask rows are delta-coded (``moonmaskc.format.encode_mask_rows``)."""
-        return {
+        arrays = {
             **encode_mask_rows(self.mask_rows),
             "tokens_eos_steps": self.eos_steps,
             "tokens_token_class": self.token_class,
             **self.next_table.to_arrays(),
             **self.vocab_arrays,
         }
+        if self.region_counts is not None:
+            arrays[REGION_COUNTS_ARRAY] = self.region_counts
+        return arrays
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> TokenTable:
@@ -212,6 +220,11 @@ class TokenTable:
             next_table=next_table,
             vocab_arrays={name: arrays[name] for name in VOCAB_ARRAY_NAMES},
         )
+        if REGION_COUNTS_ARRAY in arrays:
+            try:
+                table.region_counts = check_region_counts(arrays, vocab_size, "the artifact")
+            except ArtifactError as error:
+                raise ValueError(str(error)) from None
         table.check()
         if "tokens_eos_steps" in arrays:
             steps = np.asarray(arrays["tokens_eos_steps"])
@@ -306,12 +319,53 @@ def build_token_table(
     mask_rows = packed_masks(classes.next_table.row_allowed(), classes.token_class)
     if progress is not None:
         progress(num_states, num_states)
-    return TokenTable(
+    table = TokenTable(
         mask_rows=mask_rows,
         token_class=classes.token_class,
         next_table=classes.next_table,
         vocab_arrays=_vocabulary_arrays(vocabulary),
     )
+    if dfa.regions is not None:
+        table.region_counts = _counted_regions(dfa, table)
+    return table
+
+
+def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
+    """The characters each token starts from each role of ``dfa``'s counted regions
+    (``counted_tokens.character_counts``), once the two facts that let the runtime serve them with
+    the rows as they are hold (else ``CountedRegionError``, and the compile writes the bounds out):
+    no token is longer than a region's upper bound (so none holds a whole string that is too
+    long), and from every region state a token that starts no character begins a fewest-token
+    ending (so the budget's fewest tokens per state hold whatever the counter)."""
+    from moonmaskc.automata.counted import CountedRegionError
+    from moonmaskc.counted_tokens import character_counts, longest_token_fits, role_table
+
+    regions = dfa.regions
+    assert regions is not None
+    arrays = table.vocab_arrays
+    lengths = np.asarray(arrays["vocab_token_lengths"], dtype=np.int64)
+    fits, longest = longest_token_fits(lengths, arrays["vocab_special_ids"], regions)
+    if not fits:
+        raise CountedRegionError(
+            f"a token of {longest} bytes could hold a whole counted string past its maxLength "
+            f"(the smallest counted bound is {int(regions.high.min())} characters)"
+        )
+    counts = character_counts(
+        role_table(dfa.transitions, dfa.byte_class, regions), lengths, arrays["vocab_token_bytes"]
+    )
+    steps = table.eos_steps
+    for state in np.nonzero(regions.region >= 0)[0].tolist():
+        needed = int(steps[state])
+        if needed <= 0:
+            continue
+        ids = table.allowed(state)
+        following = table.next_of(state)
+        quiet = counts[int(regions.role[state])][ids] == 0
+        if not np.any(quiet & (steps[following] == needed - 1)):
+            raise CountedRegionError(
+                f"no fewest-token ending from counted state {state} starts without a character"
+            )
+    return counts
 
 
 _VOCABULARY_ARRAYS: weakref.WeakKeyDictionary[Vocabulary, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()

@@ -20,7 +20,7 @@ from jsonschema import Draft202012Validator
 from moonmaskc.artifact import Artifact
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.cli import main
-from moonmaskc.errors import ArtifactError, LimitError, MoonmaskError
+from moonmaskc.errors import ArtifactError, LimitError
 from moonmaskc.format import write_artifact
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.frontends.schema.canonical import serialize
@@ -28,20 +28,20 @@ from moonmaskc.pipeline import compile_source, link, make_options
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "long bound": {"type": "string", "maxLength": 400},
-    "both bounds": {"type": "string", "minLength": 297, "maxLength": 301},
-    "only a lower bound": {"type": "string", "minLength": 300},
+    "both bounds": {"type": "string", "minLength": 20, "maxLength": 301},
+    "a long minLength": {"type": "string", "minLength": 250, "maxLength": 400},
     "object of strings": {
         "type": "object",
         "properties": {
             "name": {"type": "string", "maxLength": 32767},
             "tags": {"type": "array", "items": {"type": "string", "minLength": 2, "maxLength": 5000}},
-            "code": {"type": "string", "minLength": 298, "maxLength": 300},
+            "code": {"type": "string", "minLength": 250, "maxLength": 400},
         },
         "required": ["name"],
         "additionalProperties": False,
     },
 }
-BOUNDARY_LENGTHS = [0, 1, 2, 3, 296, 297, 298, 299, 300, 301, 302, 399, 400, 401]
+BOUNDARY_LENGTHS = [0, 1, 2, 3, 19, 20, 21, 249, 250, 251, 300, 301, 302, 399, 400, 401]
 CHARACTERS = st.sampled_from(["a", "é", "😀", "\n", '"', "\\", "\x01", "/", "\u2028"])
 
 
@@ -64,6 +64,16 @@ VALUES = st.one_of(
 _counted: dict[str, Artifact] = {}
 
 
+def _strings(schema: Any) -> list[dict[str, Any]]:
+    """The string schemas inside ``schema``."""
+    if not isinstance(schema, dict):
+        return []
+    found = [schema] if schema.get("type") == "string" else []
+    for child in [*schema.get("properties", {}).values(), schema.get("items")]:
+        found += _strings(child)
+    return found
+
+
 def counted_artifact(name: str) -> Artifact:
     if name not in _counted:
         _counted[name] = compile_source("schema", SCHEMAS[name], make_options(tokenizer=None))
@@ -74,7 +84,9 @@ def counted_artifact(name: str) -> Artifact:
 def test_long_bounds_compile_as_counted_regions(name: str) -> None:
     artifact = counted_artifact(name)
     assert artifact.dfa.regions is not None
-    assert artifact.dfa.num_states < 1000
+    # One copy of the character automaton per region; only minLength is written out (14 a character).
+    written_out = sum(max(0, s.get("minLength", 0)) for s in _strings(SCHEMAS[name]))
+    assert artifact.dfa.num_states < 1000 + 14 * written_out
     assert "string lengths counted beside the automaton" in artifact.metadata["notes"]["length_counters"]
     assert "(?#string character){" in artifact.metadata["grammar"]
 
@@ -97,7 +109,7 @@ def test_counted_regions_accept_exactly_the_valid_values(name: str, value: Any) 
     assert counted_artifact(name).dfa.accepts(text) == valid
 
 
-@pytest.mark.parametrize("name", ["long bound", "both bounds"])
+@pytest.mark.parametrize("name", ["long bound", "both bounds", "a long minLength"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=long_strings())
 def test_counted_regions_agree_with_the_written_out_bounds(name: str, value: str) -> None:
@@ -202,13 +214,21 @@ def test_counter_falls_back_to_written_out_bounds_and_says_why() -> None:
     assert negated.match('"' + "b" * 301 + '"').accepted and not negated.match('"' + "b" * 300 + '"').accepted
 
 
-def test_token_tables_wait_for_counted_strings(tmp_path: Path) -> None:
-    artifact = counted_artifact("long bound")
-    with pytest.raises(MoonmaskError, match="token tables for counted strings"):
-        link(artifact, "bytes")
-    # With a tokenizer the bounds are written out, as before.
-    with_table = compile_source("schema", SCHEMAS["long bound"], make_options(tokenizer="bytes"))
-    assert with_table.dfa.regions is None and with_table.token_table is not None
+def test_a_counted_artifact_links_to_a_vocabulary() -> None:
+    from moonmaskc.runtime import Guide
+    from moonmaskc.runtime_counted import CountedGuide
+
+    artifact = compile_source("schema", SCHEMAS["long bound"], make_options(tokenizer=None))
+    link(artifact, "bytes")
+    guide = Guide.from_artifact(artifact)
+    assert isinstance(guide, CountedGuide) and artifact.token_table is not None
+    state = guide.start()
+    for byte in b'"' + b"x" * 400:
+        state = guide.advance(state, byte)
+        assert state is not None
+    assert guide.allowed(state).tolist() == [ord('"')]  # the bound reached: only the closing quote
+    compiled = compile_source("schema", SCHEMAS["long bound"], make_options(tokenizer="bytes"))
+    assert compiled.dfa.regions is not None and compiled.dfa.num_states == artifact.dfa.num_states
 
 
 def test_cli_compiles_matches_and_inspects_counted_strings(tmp_path: Path) -> None:
@@ -224,9 +244,9 @@ def test_cli_compiles_matches_and_inspects_counted_strings(tmp_path: Path) -> No
     shown = runner.invoke(main, ["inspect", str(out), "--all", "--json"])
     states = json.loads(shown.output)["state_table"]
     assert sorted({row["region"] for row in states if (row.get("region") or "").endswith("boundary")}) == [
+        "{0,150} boundary",
         "{0,32767} boundary",
-        "{2,5000} boundary",
-        "{298,300} boundary",
+        "{0,4998} boundary",
     ]
-    code = next(row for row in states if row.get("region") == "{298,300} boundary")
-    assert code["distance"] == 298 + len('"}') and len(code["shortest_completion"]) == code["distance"]
+    code = next(row for row in states if row.get("region") == "{0,150} boundary")
+    assert code["distance"] == len('"}') and code["shortest_completion"] == '"}'

@@ -171,6 +171,13 @@ def _json_kind(value: Any) -> str:
     help="Schema: drop validation keywords that cannot be compiled exactly, with a warning each.",
 )
 @click.option(
+    "--length-counters/--no-length-counters",
+    default=True,
+    show_default=True,
+    help="Schema: count the characters of strings with long length bounds beside the automaton "
+    "instead of writing every count out as states (docs/length-counters.md).",
+)
+@click.option(
     "--refuse-unknown",
     is_flag=True,
     help="Schema: unknown keywords and format names are errors (default: annotations, warned).",
@@ -207,6 +214,7 @@ def compile_command(
     start: str,
     whitespace: str,
     lenient: bool,
+    length_counters: bool,
     refuse_unknown: bool,
     ref_roots: dict[str, str],
     tokenizer: str,
@@ -229,6 +237,7 @@ def compile_command(
         start=start,
         whitespace=whitespace,
         lenient=lenient,
+        length_counters=length_counters,
         refuse_unknown=refuse_unknown,
         ref_roots=ref_roots,
         tokenizer=None if tokenizer.lower() == "none" else tokenizer,

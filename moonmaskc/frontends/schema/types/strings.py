@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from moonmaskc import ir
-from moonmaskc.automata.counted import MARKER_BYTES, UNBOUNDED
+from moonmaskc.automata.counted import MARKER_BYTES
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.product import intersect
 from moonmaskc.errors import LimitError, UnsupportedError
@@ -81,30 +81,39 @@ def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
     return canonical.quoted(automata.derived("string", inputs, language))
 
 
-COUNTED_MIN_STATES = 4096
-"""A plain string whose length bounds need more states than this written out (``length_fits``) is
-compiled as a counted region when the compile uses length counters."""
+COUNTED_MIN_ROOM = 129
+"""A plain string whose ``maxLength - minLength`` is at least this is compiled as a counted region
+when the compile uses length counters (written out, it needs 14 states per character). The token
+table needs every region's room past the longest token (``token_table._counted_regions``); the
+longest tokens of GPT-2, Llama-3, Mistral and SmolLM2 have 128 bytes at most."""
+
+COUNTED_MAX_PREFIX = 256
+"""The most characters of a counted string's ``minLength`` written out before its region; a
+longer ``minLength`` keeps the whole bound written out."""
 
 
 def counted_body(walk: SchemaWalk, least: int, most: int | None) -> ir.Node | None:
-    """The marker byte that stands for the body of a plain string of ``least`` to ``most``
-    characters (``automata.counted``), when the compile uses length counters, the bounds written
-    out would need more than ``COUNTED_MIN_STATES`` states and a marker is left; else None."""
+    """The body of a plain string of ``least`` to ``most`` characters as a counted region
+    (``automata.counted``): the first ``least`` characters written out, then the marker byte that
+    stands for up to ``most - least`` more. None when the compile does not use length counters,
+    there is no ``maxLength`` (the rest is then every string), the room ``most - least`` is below
+    ``COUNTED_MIN_ROOM``, ``least`` is past ``COUNTED_MAX_PREFIX`` or no marker is left.
+
+    A region's lower bound is then always 0: no string can close before its ``minLength``, so no
+    token, however many quotes it holds, can end a counted string too early (a token cannot hold
+    a whole string that is too long either: the token table checks that the regions' upper bounds
+    are past the longest token)."""
     markers = walk.ctx.markers
-    if markers is None:
+    if markers is None or most is None or least > COUNTED_MAX_PREFIX or most - least < COUNTED_MIN_ROOM:
         return None
-    per_character = string_char_automaton().dfa.num_states - 2
-    if per_character * max(least, most or 0) + 1 <= COUNTED_MIN_STATES:
-        return None
-    bounds = (least, UNBOUNDED if most is None else most)
-    for marker, known in markers.items():
-        if known == bounds:
-            return ir.byte_set(1 << marker)
-    if len(markers) == len(MARKER_BYTES):
-        return None
-    marker = MARKER_BYTES[len(markers)]
-    markers[marker] = bounds
-    return ir.byte_set(1 << marker)
+    bounds = (0, most - least)
+    marker = next((byte for byte, known in markers.items() if known == bounds), None)
+    if marker is None:
+        if len(markers) == len(MARKER_BYTES):
+            return None
+        marker = MARKER_BYTES[len(markers)]
+        markers[marker] = bounds
+    return ir.seq(ir.repeat(string_char_automaton(), least, least), ir.byte_set(1 << marker))
 
 
 def length_fits(walk: SchemaWalk, keyword: str, length: int, where: str) -> bool:

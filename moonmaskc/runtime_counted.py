@@ -1,0 +1,217 @@
+"""The runtime of an artifact with counted regions: a ``Guide`` whose states carry the counter.
+
+Takes: what a ``Guide`` takes, plus the DFA's counted regions (``moonmaskc.automata.counted``),
+its transitions (to step a token's bytes with the counter) and the table's character counts
+(``moonmaskc.counted_tokens``). Hands on: a ``CountedGuide``, the ``Guide`` API unchanged, where a
+state is one int, ``q + (c << 32)``: the DFA state ``q`` and, inside a region, the characters
+``c`` started so far. Outside regions ``c`` is 0, so the state is ``q`` as in any guide.
+
+- A mask (``allowed``, ``mask``, ``fill_bitmask``) is the row of ``q``, and within the largest
+  token count of the region's upper bound also AND NOT the tokens that start more characters
+  than are left (``counted_tokens.over_mask``, built once per role and room).
+- ``advance`` takes the table's next state and, where a region is involved, steps the token's
+  bytes with the counter to set the new count (a token's bytes, not a table lookup: a token may
+  leave one region and enter another).
+- The budget, ``decreasing`` and ``finishing`` are those of ``q``: the token table checked, when
+  it was built, that from every region state a fewest-token ending starts no character, so the
+  fewest tokens to the end do not depend on the counter (``token_table._counted_regions``).
+
+Only numpy and the standard library are imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from moonmaskc.automata.counted import UNBOUNDED, Regions
+from moonmaskc.counted_tokens import over_mask
+from moonmaskc.errors import ArtifactError, RuntimeInputError
+from moonmaskc.runtime import Guide, _native_filler
+
+if TYPE_CHECKING:
+    from moonmaskc.runtime_table import ServingTable
+    from moonmaskc.token_table import TokenTable
+
+STATE_BITS = 32
+STATE_MASK = (1 << STATE_BITS) - 1
+
+
+class CountedGuide(Guide):
+    """A ``Guide`` over a DFA with counted regions (see the module docstring)."""
+
+    def __init__(
+        self,
+        table: TokenTable | ServingTable,
+        accepting: np.ndarray,
+        distance: np.ndarray,
+        start: int,
+        metadata: dict[str, Any] | None,
+        regions: Regions,
+        transitions: np.ndarray,
+        byte_class: np.ndarray,
+    ) -> None:
+        super().__init__(table, accepting, distance, start, metadata)
+        counts = getattr(table, "region_counts", None)
+        if counts is None:
+            raise ArtifactError("the artifact has counted regions but its token table no character counts")
+        if counts.shape[0] != regions.num_roles or transitions.shape[0] != self.num_states:
+            raise ArtifactError("the character counts or the transitions do not match the counted regions")
+        self._regions = regions
+        self._counts = counts
+        self._region_of: list[int] = regions.region.tolist()
+        self._role_of: list[int] = regions.role.tolist()
+        self._high: list[int] = regions.high.tolist()
+        self._rows: list[list[int]] = transitions.tolist()
+        self._byte_class: list[int] = byte_class.tolist()
+        self._over: dict[tuple[int, int], np.ndarray] = {}
+        # Far from every bound a fill is the row of ``q``: the native filler serves it, as for
+        # any guide (the base class leaves it out for a subclass with its own fill_bitmask).
+        self._plain_fill: Callable[..., None] = partial(Guide.fill_bitmask, self)
+        filler = _native_filler()
+        if filler is not None:
+            filler_class, self._fill_source = filler
+            self._plain_fill = filler_class(
+                self._num_states, self._words, self._state_masks, self._state_fill_source, self._plain_fill
+            ).fill
+
+    @cached_property
+    def _largest_count(self) -> list[int]:
+        """The most characters any token starts from each role."""
+        return [int(row.max(initial=0)) for row in self._counts]
+
+    @cached_property
+    def _token_bytes(self) -> list[bytes]:
+        ends = self._token_ends.tolist()
+        data = self._token_data
+        return [data[(ends[i - 1] if i else 0) : ends[i]] for i in range(len(ends))]
+
+    # states --------------------------------------------------------------------------------------
+
+    def _split(self, state: Any) -> tuple[int, int]:
+        """``state`` as (DFA state, counter), or ``RuntimeInputError``."""
+        if isinstance(state, bool | np.bool_) or not isinstance(state, int | np.integer):
+            raise RuntimeInputError(f"a state must be an int, not {type(state).__name__}")
+        value = int(state)
+        q, count = value & STATE_MASK, value >> STATE_BITS
+        if value < 0 or q >= self._num_states:
+            raise RuntimeInputError(f"state {state} is not a state of this guide")
+        region = self._region_of[q]
+        high = self._high[region] if region >= 0 else 0
+        if count and (region < 0 or high == UNBOUNDED or count > high):
+            raise RuntimeInputError(f"state {state} carries a character count its DFA state cannot have")
+        return q, count
+
+    def _room(self, q: int, count: int) -> int | None:
+        """The characters left in ``q``'s region when some token could start more; else None."""
+        region = self._region_of[q]
+        if region < 0 or self._high[region] == UNBOUNDED:
+            return None
+        room = self._high[region] - count
+        return room if room < self._largest_count[self._role_of[q]] else None
+
+    def _over_mask(self, q: int, room: int) -> np.ndarray:
+        role = self._role_of[q]
+        found = self._over.get((role, room))
+        if found is None:
+            found = self._over[(role, room)] = over_mask(self._counts[role], room, self._words)
+            found.flags.writeable = False
+        return found
+
+    def _within_room(self, q: int, count: int, ids: np.ndarray) -> np.ndarray:
+        room = self._room(q, count)
+        if room is None:
+            return ids
+        kept = ids[self._counts[self._role_of[q]][ids] <= room]
+        kept.flags.writeable = False
+        return kept
+
+    # masks ---------------------------------------------------------------------------------------
+
+    def allowed(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:
+        q, count = self._split(state)
+        return self._within_room(q, count, super().allowed(q, tokens_left=tokens_left))
+
+    def mask(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:
+        q, count = self._split(state)
+        packed = super().mask(q, tokens_left=tokens_left)
+        room = self._room(q, count)
+        if room is None:
+            return packed
+        result = packed & ~self._over_mask(q, room)
+        result.flags.writeable = False
+        return result
+
+    def fill_bitmask(self, state: int, out: Any, row: int = 0, *, tokens_left: int | None = None) -> None:
+        q, count = self._split(state)
+        if self._room(q, count) is None:
+            self._plain_fill(q, out, row, tokens_left=tokens_left)
+            return
+        self._check_bitmask(out, row)
+        self._copy_row(self.mask(state, tokens_left=tokens_left), out, row)
+
+    def fewest_tokens(self, state: int) -> int:
+        return super().fewest_tokens(self._split(state)[0])
+
+    def loose_budget(self, state: int) -> int:
+        return super().loose_budget(self._split(state)[0])
+
+    # transitions ---------------------------------------------------------------------------------
+
+    def advance(self, state: int, token: int) -> int | None:
+        q, count = self._split(state)
+        following = super().advance(q, token)
+        if following is None:
+            return None
+        inside, entered = self._region_of[q], self._region_of[following]
+        if inside < 0 and entered < 0:
+            return following
+        token = int(token)
+        room = self._room(q, count)
+        if room is not None and int(self._counts[self._role_of[q]][token]) > room:
+            return None
+        if entered < 0:
+            return following
+        current, counter = q, count
+        rows, classes, regions = self._rows, self._byte_class, self._regions
+        for byte in self._token_bytes[token]:
+            target = rows[current][classes[byte]]
+            stepped = regions.counter_step(current, target, counter) if target else None
+            if stepped is None:
+                raise ArtifactError(f"token {token} from state {state}: the artifact's tables disagree")
+            current, counter = target, stepped
+        if current != following:
+            raise ArtifactError(f"token {token} from state {state}: the artifact's tables disagree")
+        return current | (counter << STATE_BITS)
+
+    def is_accept(self, state: int) -> bool:
+        return bool(self._accepting[self._split(state)[0]])
+
+    def distance(self, state: int) -> int:
+        return int(self._distance[self._split(state)[0]])
+
+    def decreasing(self, state: int) -> np.ndarray:
+        q, count = self._split(state)
+        return self._within_room(q, count, super().decreasing(q))
+
+    def finishing(self, state: int) -> np.ndarray:
+        q, count = self._split(state)
+        return self._within_room(q, count, super().finishing(q))
+
+    def monkey_step(self, state: int, rng: Any, steps_left: int) -> int | None:
+        q, _ = self._split(state)
+        fewest = self.budget_rule().fewest(q)
+        if fewest > 0:
+            candidates = self.allowed(state, tokens_left=max(int(steps_left), fewest))
+        elif steps_left > 0:
+            candidates = self.allowed(state)
+        else:
+            candidates = self.finishing(state)
+        if len(candidates) == 0:
+            return None
+        from moonmaskc.runtime_sampling import choose_uniform
+
+        return int(candidates[choose_uniform(rng, len(candidates))])
