@@ -32,15 +32,17 @@ if TYPE_CHECKING:
 COUNT_DTYPE = np.int16
 
 
-def role_table(transitions: np.ndarray, byte_class: np.ndarray, regions: Regions) -> np.ndarray:
-    """int32[roles, 256]: the role each byte leads to from each role of region 0, -1 where it
+def role_table(
+    transitions: np.ndarray, byte_class: np.ndarray, regions: Regions, region: int = 0
+) -> np.ndarray:
+    """int32[roles, 256]: the role each byte leads to from each role of ``region``, -1 where it
     leaves the region (to the dead state or out of it)."""
-    members = np.nonzero(regions.region == 0)[0]
+    members = np.nonzero(regions.region == region)[0]
     roles = regions.role[members]
     state_of_role = np.empty(int(roles.max()) + 1, dtype=np.int64)
     state_of_role[roles] = members
     dense = transitions[state_of_role][:, byte_class]
-    inside = regions.region[dense] == 0
+    inside = regions.region[dense] == region
     return np.where(inside, regions.role[dense], -1).astype(np.int32)
 
 

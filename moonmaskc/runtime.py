@@ -165,6 +165,8 @@ class Guide:
                 {name: arrays[name] for name in arrays if name.startswith("dfa_")}, path
             )
             guide = _counted_guide(table, accepting, distance, start, arrays.metadata, counted)
+            if verify:
+                guide.verify_counts(counted[1], counted[2])  # type: ignore[attr-defined]
         else:
             guide = cls(table, accepting, distance, start, arrays.metadata)
         if verify:
@@ -283,6 +285,12 @@ class Guide:
 
     def start(self) -> int:
         return self._start
+
+    def mask_key(self, state: int) -> object:
+        """A key that two states share when they allow the same tokens (without a budget): the
+        state itself here; a counted guide's states share keys across counts (so a cache of rows
+        by this key stays within a few per DFA state)."""
+        return self._state(state)
 
     # masks --------------------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from moonmaskc.automata.counted import UNBOUNDED, Regions
-from moonmaskc.counted_tokens import over_mask
+from moonmaskc.counted_tokens import character_counts, over_mask, role_table
 from moonmaskc.errors import ArtifactError, RuntimeInputError
 from moonmaskc.runtime import Guide, _native_filler
 
@@ -77,6 +77,19 @@ class CountedGuide(Guide):
             self._plain_fill = filler_class(
                 self._num_states, self._words, self._state_masks, self._state_fill_source, self._plain_fill
             ).fill
+
+    def verify_counts(self, transitions: np.ndarray, byte_class: np.ndarray) -> None:
+        """``ArtifactError`` unless every region copies region 0's character automaton and the
+        stored character counts are those of the stored tokens (a verified load)."""
+        regions = self._regions
+        first = role_table(transitions, byte_class, regions)
+        for index in range(1, regions.num_regions):
+            if not np.array_equal(role_table(transitions, byte_class, regions, index), first):
+                raise ArtifactError(f"counted region {index} does not copy region 0's character automaton")
+        arrays = self.table.vocab_arrays
+        expected = character_counts(first, arrays["vocab_token_lengths"], arrays["vocab_token_bytes"])
+        if not np.array_equal(expected, self._counts):
+            raise ArtifactError("tokens_region_counts disagrees with the tokens and the counted regions")
 
     @cached_property
     def _largest_count(self) -> list[int]:
@@ -128,6 +141,10 @@ class CountedGuide(Guide):
         kept = ids[self._counts[self._role_of[q]][ids] <= room]
         kept.flags.writeable = False
         return kept
+
+    def mask_key(self, state: int) -> object:
+        q, count = self._split(state)
+        return (q, self._room(q, count))
 
     # masks ---------------------------------------------------------------------------------------
 

@@ -330,6 +330,9 @@ def build_token_table(
     return table
 
 
+_COUNTS_CACHE: dict[tuple[str, bytes], np.ndarray] = {}
+
+
 def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
     """The characters each token starts from each role of ``dfa``'s counted regions
     (``counted_tokens.character_counts``), once the two facts that let the runtime serve them with
@@ -350,9 +353,15 @@ def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
             f"a token of {longest} bytes could hold a whole counted string past its maxLength "
             f"(the smallest counted bound is {int(regions.high.min())} characters)"
         )
-    counts = character_counts(
-        role_table(dfa.transitions, dfa.byte_class, regions), lengths, arrays["vocab_token_bytes"]
-    )
+    roles = role_table(dfa.transitions, dfa.byte_class, regions)
+    key = (table.fingerprint, roles.tobytes())
+    counts = _COUNTS_CACHE.get(key)
+    if counts is None:  # every schema's regions copy the same character automaton: once a process
+        counts = character_counts(roles, lengths, arrays["vocab_token_bytes"])
+        counts.flags.writeable = False
+        if len(_COUNTS_CACHE) >= 4:
+            _COUNTS_CACHE.clear()
+        _COUNTS_CACHE[key] = counts
     steps = table.eos_steps
     for state in np.nonzero(regions.region >= 0)[0].tolist():
         needed = int(steps[state])

@@ -204,3 +204,16 @@ def test_a_token_longer_than_a_bound_writes_the_bounds_out(monkeypatch: pytest.M
     assert "could hold a whole counted string" in artifact.metadata["notes"]["length_counters"]
     guide = Guide.from_artifact(artifact)
     assert guide.fewest_tokens(guide.start()) > 0
+
+
+def test_verified_load_recomputes_the_character_counts(tmp_path: Path) -> None:
+    path, arrays = _saved_arrays(tmp_path)
+    assert isinstance(moonmaskc.runtime.Guide.load(path, verify=True), CountedGuide)
+    counts = arrays["tokens_region_counts"].copy()
+    token = int(np.nonzero(counts[0] == 1)[0][0])
+    counts[0, token] = 0  # in range, so a plain load serves it; a verified load does not
+    arrays["tokens_region_counts"] = counts
+    bad = write_artifact(tmp_path / "bad.npz", arrays)
+    assert isinstance(moonmaskc.load(bad), CountedGuide)
+    with pytest.raises(ArtifactError, match="tokens_region_counts disagrees"):
+        moonmaskc.runtime.Guide.load(bad, verify=True)

@@ -20,7 +20,7 @@ from jsonschema import Draft202012Validator
 from moonmaskc.artifact import Artifact
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.cli import main
-from moonmaskc.errors import ArtifactError, LimitError
+from moonmaskc.errors import ArtifactError, LimitError, MoonmaskError
 from moonmaskc.format import write_artifact
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.frontends.schema.canonical import serialize
@@ -250,3 +250,12 @@ def test_cli_compiles_matches_and_inspects_counted_strings(tmp_path: Path) -> No
     ]
     code = next(row for row in states if row.get("region") == "{0,150} boundary")
     assert code["distance"] == len('"}') and code["shortest_completion"] == '"}'
+
+
+def test_unique_items_of_counted_strings_writes_the_bounds_out() -> None:
+    # The marker DFA of one long string holds one "value": uniqueItems must not enumerate it.
+    schema = {"type": "array", "items": {"type": "string", "maxLength": 200}, "uniqueItems": True}
+    with pytest.raises(MoonmaskError, match="uniqueItems"):
+        compile_source("schema", schema, make_options(tokenizer=None))
+    small = {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True}
+    assert compile_source("schema", small, make_options(tokenizer=None)).match('["a","b"]').accepted

@@ -33,14 +33,15 @@ class AllowRows:
         self.guide = guide
         self._size = guide.vocab_size
         self._kept = budget_rows_kept
-        self._rows: dict[int, np.ndarray] = {}
+        self._rows: dict[object, np.ndarray] = {}  # by ``Guide.mask_key``
         self._budget_rows: dict[tuple[int, int], np.ndarray] = {}
 
     def row(self, state: int, tokens_left: int | None = None) -> np.ndarray:
         """The allow-row of ``state``, under the budget rule where ``tokens_left`` binds it."""
         if tokens_left is not None and tokens_left < self.guide.loose_budget(state):
             return self._budgeted(state, tokens_left)
-        found = self._rows.get(state)
+        key = self.guide.mask_key(state)
+        found = self._rows.get(key)
         if found is None:
             found = self._of(self.guide.allowed(state))
             if not found.any():
@@ -48,7 +49,7 @@ class AllowRows:
                     f"no token of the vocabulary can continue from state {state} (the artifact's "
                     "vocabulary cannot spell any continuation here)"
                 )
-            self._rows[state] = found
+            self._rows[key] = found
         return found
 
     def _budgeted(self, state: int, tokens_left: int) -> np.ndarray:

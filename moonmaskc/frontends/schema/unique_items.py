@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from moonmaskc import ir
+from moonmaskc.automata.counted import check_product_operands
 from moonmaskc.automata.dfa import DFA
 
 # At most this many serializations of elements are listed (the element language must be finite).
@@ -105,7 +106,9 @@ def value_key(value: Any) -> Any:
 
 def element_values(dfa: DFA) -> list[list[bytes]]:
     """The serializations of each value ``dfa`` (an element language) holds, grouped by value;
-    ``NotSmall`` when the language is infinite or too large."""
+    ``NotSmall`` when the language is infinite or too large. A counted string's marker stands for
+    many strings: ``CountedRegionError`` (the compile writes its bounds out instead)."""
+    check_product_operands(dfa)
     count = _finite_count(dfa, MAX_ELEMENT_TEXTS)
     if count > MAX_ELEMENT_TEXTS:
         raise NotSmall(f"the items' language holds more than {MAX_ELEMENT_TEXTS} serializations")
