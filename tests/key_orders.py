@@ -18,6 +18,8 @@ from typing import Any
 
 from moonmaskc.automata.dfa import DFA
 
+State = tuple[int, int]
+
 
 class _OutOfBudget(Exception):
     pass
@@ -27,18 +29,23 @@ def accepts_in_some_key_order(
     dfa: DFA, value: Any, write_scalar: Callable[[Any], str], budget: int = 20_000
 ) -> bool | None:
     transitions, byte_class = dfa.transitions, dfa.byte_class.tolist()
+    regions = dfa.regions  # a walk state is (DFA state, counter of its counted region)
     left = [budget]
 
-    def run(states: set[int], text: str) -> set[int]:
+    def run(states: set[State], text: str) -> set[State]:
         out = set()
         data = text.encode("utf-8")
-        for state in states:
+        for state, count in states:
             for byte in data:
-                state = transitions.item(state, byte_class[byte])
+                target = transitions.item(state, byte_class[byte])
+                if target and regions is not None:
+                    stepped = regions.counter_step(state, target, count)
+                    target, count = (target, stepped) if stepped is not None else (0, 0)
+                state = target
                 if state == 0:
                     break
             if state:
-                out.add(state)
+                out.add((state, count))
         return out
 
     def spend() -> None:
@@ -46,7 +53,7 @@ def accepts_in_some_key_order(
         if left[0] < 0:
             raise _OutOfBudget
 
-    def written(item: Any, states: set[int]) -> set[int]:
+    def written(item: Any, states: set[State]) -> set[State]:
         spend()
         if not states:
             return states
@@ -59,10 +66,10 @@ def accepts_in_some_key_order(
             return run(states, "]")
         return run(states, write_scalar(item))
 
-    def members(item: dict[str, Any], states: set[int]) -> set[int]:
-        frontier: dict[frozenset[str], set[int]] = {frozenset(item): states}
+    def members(item: dict[str, Any], states: set[State]) -> set[State]:
+        frontier: dict[frozenset[str], set[State]] = {frozenset(item): states}
         for position in range(len(item)):
-            following: dict[frozenset[str], set[int]] = {}
+            following: dict[frozenset[str], set[State]] = {}
             for keys, reached in frontier.items():
                 for key in keys:
                     spend()
@@ -73,7 +80,7 @@ def accepts_in_some_key_order(
             frontier = following
         return frontier.get(frozenset(), set())
 
-    def first_writings(item: Any, state: int) -> Iterator[int]:
+    def first_writings(item: Any, state: State) -> Iterator[State]:
         """The end states of the writings of ``item`` from ``state``, lazily, keys in their given
         order first: a depth-first walk that finds an accepted order at once when one is near the
         given one, where the breadth of the frontier search may run out of budget first."""
@@ -85,7 +92,9 @@ def accepts_in_some_key_order(
         else:
             yield from run({state}, write_scalar(item))
 
-    def first_members(item: dict[str, Any], keys: list[str], states: set[int], close: str) -> Iterator[int]:
+    def first_members(
+        item: dict[str, Any], keys: list[str], states: set[State], close: str
+    ) -> Iterator[State]:
         for state in states:
             if not keys:
                 yield from run({state}, close)
@@ -97,7 +106,7 @@ def accepts_in_some_key_order(
                     for end in first_writings(item[key], after):
                         yield from first_members(item, rest, {end}, close)
 
-    def first_elements(item: list[Any], index: int, states: set[int]) -> Iterator[int]:
+    def first_elements(item: list[Any], index: int, states: set[State]) -> Iterator[State]:
         for state in states:
             if index == len(item):
                 yield from run({state}, "]")
@@ -107,12 +116,12 @@ def accepts_in_some_key_order(
                     yield from first_elements(item, index + 1, {end})
 
     try:
-        if any(dfa.accepting[state] for state in first_writings(value, dfa.start)):
+        if any(dfa.accepting[state[0]] for state in first_writings(value, (dfa.start, 0))):
             return True
     except _OutOfBudget:
         pass
     left[0] = budget
     try:
-        return any(dfa.accepting[state] for state in written(value, {dfa.start}))
+        return any(dfa.accepting[state[0]] for state in written(value, {(dfa.start, 0)}))
     except _OutOfBudget:
         return None

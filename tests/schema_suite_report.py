@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.counted import CountedRegionError, expand_markers
+from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import MoonmaskError
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.limits import Limits
@@ -193,13 +195,29 @@ class Tally:
         self.failures.extend(other.failures)
 
 
+def compiled_dfa(schema: Any, lenient: bool) -> tuple[Any, DFA]:
+    """The front end's result and the DFA of ``schema`` as a compile without a token table makes
+    them: long string bounds counted where a counter can run them (``automata.counted``), else
+    written out."""
+    try:
+        result = compile_schema_ir(
+            schema, lenient=lenient, limits=SUITE_LIMITS, ref_roots=ref_roots(), length_counters=True
+        )
+        dfa = compile_ir(result.node, SUITE_LIMITS)
+        if result.markers and result.counted_char is not None:
+            dfa = expand_markers(dfa, result.markers, result.counted_char)
+        return result, dfa
+    except CountedRegionError:
+        result = compile_schema_ir(schema, lenient=lenient, limits=SUITE_LIMITS, ref_roots=ref_roots())
+        return result, compile_ir(result.node, SUITE_LIMITS)
+
+
 def check_case(schema: Any, tests: list[dict[str, Any]], label: str, lenient: bool = False) -> Tally:
     """Compile ``schema`` and run its labelled instances; a schema that does not compile is skipped."""
     tally = Tally(cases=1)
     try:
         with time_limit(CASE_SECONDS):
-            result = compile_schema_ir(schema, lenient=lenient, limits=SUITE_LIMITS, ref_roots=ref_roots())
-            dfa = compile_ir(result.node, SUITE_LIMITS)
+            result, dfa = compiled_dfa(schema, lenient)
     except (MoonmaskError, CaseTimeout, RecursionError):
         return tally
     if lenient and result.notes.get("ignored_keywords"):

@@ -259,3 +259,21 @@ def test_unique_items_of_counted_strings_writes_the_bounds_out() -> None:
         compile_source("schema", schema, make_options(tokenizer=None))
     small = {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True}
     assert compile_source("schema", small, make_options(tokenizer=None)).match('["a","b"]').accepted
+
+
+def test_the_key_order_search_runs_the_counter() -> None:
+    from tests.key_orders import accepts_in_some_key_order
+
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string", "maxLength": 200}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    }
+    dfa = compile_source("schema", schema, make_options(tokenizer=None)).dfa
+    assert dfa.regions is not None
+
+    def scalar(value: Any) -> str:
+        return serialize(value)
+
+    assert accepts_in_some_key_order(dfa, {"b": 1, "a": "x" * 200}, scalar)
+    assert not accepts_in_some_key_order(dfa, {"b": 1, "a": "x" * 201}, scalar)
