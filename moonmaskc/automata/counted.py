@@ -180,15 +180,35 @@ def check_product_operands(*dfas: DFA) -> None:
 
 def expand_markers(dfa: DFA, markers: Mapping[int, tuple[int, int]], char: DFA) -> DFA:
     """``dfa`` with each marker edge expanded into a counted region of ``char`` (see the module
-    docstring); ``dfa`` itself when no live edge is on a marker byte."""
+    docstring); ``dfa`` itself when no live edge is on a marker byte. Works on the columns of the
+    byte classes that both automata tell apart (never a [states, 256] table: DFAs of 150,000
+    states come here)."""
     if not has_markers(dfa, markers):
         return dfa
     roles = CharRoles.of(char)
-    dense = dfa.transitions[:, dfa.byte_class]  # [states, 256]
-    marker_list = sorted(markers)
-    marker_columns = dense[:, marker_list]
-    sources = {int(s) for s in np.nonzero(np.any(marker_columns != 0, axis=1))[0]}
-    rows = [dense]
+    keys = dfa.byte_class.astype(np.int64) * char.num_classes + char.byte_class
+    # Each marker byte gets a class of its own: the DFA may have merged it with bytes that lead
+    # to the same place (the marker of ``"`` C* ``"`` and the literal ``"x"``).
+    marker_bytes = np.asarray(sorted(markers), dtype=np.int64)
+    keys[marker_bytes] = -1 - marker_bytes
+    _, first, joint = np.unique(keys, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    joint = rank[joint.reshape(-1)]
+    representatives = np.sort(first)  # the smallest byte of each joint class
+    table = np.ascontiguousarray(dfa.transitions[:, dfa.byte_class[representatives]])
+    char_table = char.transitions[:, char.byte_class[representatives]]
+    marker_of = {int(joint[marker]): marker for marker in markers}
+    marker_columns = sorted(marker_of)
+    sources = {int(s) for s in np.nonzero(np.any(table[:, marker_columns] != 0, axis=1))[0]}
+    state_map = np.full(char.num_states, len(roles.states), dtype=np.int64)  # C state -> role
+    for index, state in enumerate(roles.states):
+        state_map[state] = index
+    state_map[np.nonzero(roles.final)[0]] = 0  # a character ends: back at the boundary
+    role_rows = state_map[char_table[roles.states]]  # [roles, joint classes]; len(states): dead
+    starts = char_table[roles.states[0]] != 0
+    rows = [table]
     regions_of = np.full(dfa.num_states, -1, dtype=np.int32)
     role = np.full(dfa.num_states, -1, dtype=np.int32)
     low: list[int] = []
@@ -197,28 +217,20 @@ def expand_markers(dfa: DFA, markers: Mapping[int, tuple[int, int]], char: DFA) 
     next_state = dfa.num_states
     middle_count = len(roles.states) - 1
     for source in sorted(sources):
-        live = np.nonzero(dense[source])[0]
-        if len(live) != 1 or dfa.accepting[source]:
+        live = np.nonzero(table[source])[0]
+        if len(live) != 1 or int(live[0]) not in marker_of or dfa.accepting[source]:
             raise CountedRegionError("a counted string shares its first character with another value")
-        marker = int(live[0])
-        lo, hi = markers[marker]
-        after = int(dense[source, marker])
+        lo, hi = markers[marker_of[int(live[0])]]
+        after = int(table[source, live[0]])
         if dfa.accepting[after] or after in sources:
             raise CountedRegionError("a counted string is not followed by a closing byte")
-        exits = dense[after]
-        for target in np.unique(exits[exits != 0]):
-            if int(target) in sources:
-                raise CountedRegionError("a counted string is followed directly by another one")
-        ids = np.zeros(len(roles.states) + 1, dtype=np.int32)  # C's roles -> new states; last: dead
+        exits = table[after]
+        if any(int(target) in sources for target in np.unique(exits[exits != 0])):
+            raise CountedRegionError("a counted string is followed directly by another one")
+        ids = np.zeros(len(roles.states) + 1, dtype=np.int32)  # roles -> new states; last: dead
         ids[0] = source
         ids[1:-1] = np.arange(next_state, next_state + middle_count, dtype=np.int32)
-        ids[-1] = 0
-        state_map = np.full(char.num_states, len(roles.states), dtype=np.int64)  # C state -> index
-        for index, state in enumerate(roles.states):
-            state_map[state] = index
-        state_map[np.nonzero(roles.final)[0]] = 0  # a character ends: back at the boundary
-        gadget = ids[state_map[roles.dense[roles.states]]]  # [roles, 256]
-        starts = roles.dense[roles.states[0]] != 0
+        gadget = ids[role_rows]
         if np.any(starts & (exits != 0)):
             raise CountedRegionError("a byte both starts a counted character and ends the string")
         gadget[0] = np.where(starts, gadget[0], exits)
@@ -235,9 +247,9 @@ def expand_markers(dfa: DFA, markers: Mapping[int, tuple[int, int]], char: DFA) 
         high.append(hi)
         boundary.append(source)
         next_state += middle_count
-    table = np.ascontiguousarray(np.concatenate(rows, axis=0), dtype=np.int32)
+    expanded = np.ascontiguousarray(np.concatenate(rows, axis=0), dtype=np.int32)
     accepting = np.concatenate([dfa.accepting, np.zeros(next_state - dfa.num_states, dtype=bool)])
-    columns, byte_class = _byte_columns(table)
+    columns, column_of = _distinct_columns(expanded)
     regions = Regions(
         regions_of,
         role,
@@ -245,6 +257,7 @@ def expand_markers(dfa: DFA, markers: Mapping[int, tuple[int, int]], char: DFA) 
         np.asarray(high, dtype=np.int32),
         np.asarray(boundary, dtype=np.int32),
     )
+    byte_class = column_of[joint].astype(np.int32)
     result = DFA(columns, byte_class, accepting, dfa.start, counted_distances(columns, accepting, regions))
     result.regions = regions
     return result
@@ -257,6 +270,10 @@ def counted_distances(transitions: np.ndarray, accepting: np.ndarray, regions: R
     from outside its region also the region's lower bound. Dijkstra, backwards from acceptance."""
     import heapq
 
+    if not np.any(regions.low):  # no character owed on entry: every edge costs one byte
+        from moonmaskc.automata.distances import shortest_distances
+
+        return shortest_distances(np.ascontiguousarray(transitions, dtype=np.int32), accepting)
     num_states = transitions.shape[0]
     entry = regions.entry_costs()
     region = regions.region
@@ -303,12 +320,17 @@ def distances_agree(
     return bool(np.array_equal(expected, wide[1:]))
 
 
-def _byte_columns(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A table over 256 bytes as distinct columns numbered by their smallest byte, and the byte
-    classes."""
-    _, first, inverse = np.unique(dense, axis=1, return_index=True, return_inverse=True)
-    order = np.argsort(first)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    byte_class = rank[inverse.reshape(-1)].astype(np.int32)
-    return np.ascontiguousarray(dense[:, np.sort(first)]), byte_class
+def _distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``table``'s distinct columns in order of first appearance, and the new column of each old
+    one (columns compared by their bytes: a lexicographic sort of columns is far slower). With the
+    old columns numbered by their smallest byte, so are the new ones."""
+    by_column = np.ascontiguousarray(table.T)
+    seen: dict[bytes, int] = {}
+    kept: list[int] = []
+    column_of = np.empty(table.shape[1], dtype=np.int64)
+    for column in range(table.shape[1]):
+        found = seen.setdefault(by_column[column].tobytes(), len(kept))
+        if found == len(kept):
+            kept.append(column)
+        column_of[column] = found
+    return np.ascontiguousarray(table[:, kept]), column_of
