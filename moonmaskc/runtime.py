@@ -301,6 +301,11 @@ class Guide:
             raise RuntimeInputError(f"state {state} is not a state of this guide (0..{self._num_states - 1})")
         return int(state)
 
+    def _dfa_state(self, state: Any) -> int:
+        """The DFA state of a guide state, checked: the state itself here (a counted guide's
+        states also carry a counter)."""
+        return self._state(state)
+
     # The budget rule, made on the first budgeted call (see ``budget_rule``).
     _budget: BudgetRule | None = None
 
@@ -326,12 +331,12 @@ class Guide:
     def fewest_tokens(self, state: int) -> int:
         """The fewest tokens, eos included, that end a valid text from ``state``: 1 in an accepting
         state; -1 when no token sequence of the vocabulary ends it; 0 for the dead state."""
-        return self.budget_rule().fewest(self._state(state))
+        return self.budget_rule().fewest(self._dfa_state(state))
 
     def loose_budget(self, state: int) -> int:
         """The least ``tokens_left`` from which the budgeted mask of ``state`` is its unbudgeted
         mask (``moonmaskc.runtime_budget.NEVER`` where some allowed token can never end)."""
-        return self.budget_rule().loose_budget(self._state(state))
+        return self.budget_rule().loose_budget(self._dfa_state(state))
 
     def allowed(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:
         """Sorted int32 ids of the tokens allowed in ``state`` (read-only).
@@ -456,11 +461,11 @@ class Guide:
         return following if following else None
 
     def is_accept(self, state: int) -> bool:
-        return bool(self._accepting[self._state(state)])
+        return bool(self._accepting[self._dfa_state(state)])
 
     def distance(self, state: int) -> int:
         """The fewest bytes from ``state`` to an accepting state (-1 for the dead state)."""
-        return int(self._distance[self._state(state)])
+        return int(self._distance[self._dfa_state(state)])
 
     def decreasing(self, state: int) -> np.ndarray:
         """Allowed tokens (never eos) whose next state is strictly closer to acceptance."""
@@ -520,8 +525,7 @@ class Guide:
         while the budget is loose, only tokens that still end in time as it runs out, and once it
         is spent the tightest budget (``finishing``). Where no token sequence ends the text, the
         whole mask while ``steps_left > 0``, then ``decreasing``. ``None`` when there is no candidate."""
-        state = self._state(state)
-        fewest = self.budget_rule().fewest(state)
+        fewest = self.budget_rule().fewest(self._dfa_state(state))
         if fewest > 0:
             candidates = self.allowed(state, tokens_left=max(int(steps_left), fewest))
         elif steps_left > 0:

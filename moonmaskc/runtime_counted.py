@@ -118,6 +118,9 @@ class CountedGuide(Guide):
             raise RuntimeInputError(f"state {state} carries a character count its DFA state cannot have")
         return q, count
 
+    def _dfa_state(self, state: Any) -> int:
+        return self._split(state)[0]
+
     def _room(self, q: int, count: int) -> int | None:
         """The characters left in ``q``'s region when some token could start more; else None."""
         region = self._region_of[q]
@@ -170,12 +173,6 @@ class CountedGuide(Guide):
         self._check_bitmask(out, row)
         self._copy_row(self.mask(state, tokens_left=tokens_left), out, row)
 
-    def fewest_tokens(self, state: int) -> int:
-        return super().fewest_tokens(self._split(state)[0])
-
-    def loose_budget(self, state: int) -> int:
-        return super().loose_budget(self._split(state)[0])
-
     # transitions ---------------------------------------------------------------------------------
 
     def advance(self, state: int, token: int) -> int | None:
@@ -204,12 +201,6 @@ class CountedGuide(Guide):
             raise ArtifactError(f"token {token} from state {state}: the artifact's tables disagree")
         return current | (counter << STATE_BITS)
 
-    def is_accept(self, state: int) -> bool:
-        return bool(self._accepting[self._split(state)[0]])
-
-    def distance(self, state: int) -> int:
-        return int(self._distance[self._split(state)[0]])
-
     def decreasing(self, state: int) -> np.ndarray:
         q, count = self._split(state)
         return self._within_room(q, count, super().decreasing(q))
@@ -217,18 +208,3 @@ class CountedGuide(Guide):
     def finishing(self, state: int) -> np.ndarray:
         q, count = self._split(state)
         return self._within_room(q, count, super().finishing(q))
-
-    def monkey_step(self, state: int, rng: Any, steps_left: int) -> int | None:
-        q, _ = self._split(state)
-        fewest = self.budget_rule().fewest(q)
-        if fewest > 0:
-            candidates = self.allowed(state, tokens_left=max(int(steps_left), fewest))
-        elif steps_left > 0:
-            candidates = self.allowed(state)
-        else:
-            candidates = self.finishing(state)
-        if len(candidates) == 0:
-            return None
-        from moonmaskc.runtime_sampling import choose_uniform
-
-        return int(candidates[choose_uniform(rng, len(candidates))])
