@@ -12,10 +12,10 @@ character automaton, its lower bound 0) and a vocabulary's token bytes (``vocab_
 
 A region state ``q`` with counter ``c`` (characters started so far, at most ``high``) allows the
 tokens of its mask row that start at most ``high - c`` characters: the row AND NOT one of these
-masks, a fixed number of word operations. A token that leaves the region and enters another (or
-the same) one starts there at most as many characters as it has bytes, which the token table
-checks is within every region's bound (``longest_token_fits``); so only the region a token starts
-in can refuse it, and the states outside regions keep their rows as they are.
+masks, a fixed number of word operations. A token that opens a string (and may close it again)
+starts there at most ``most_entered`` characters, which the token table checks is within every
+region's bound; so only the region a token starts in can refuse it, and the states outside regions
+keep their rows as they are.
 
 Only numpy is imported here: the runtime uses it.
 """
@@ -79,11 +79,39 @@ def over_mask(counts: np.ndarray, room: int, words: int) -> np.ndarray:
     return np.packbits(bits, bitorder="little").view(np.uint32)
 
 
-def longest_token_fits(lengths: np.ndarray, special: np.ndarray, regions: Regions) -> tuple[bool, int]:
-    """Whether every token (special tokens aside) has at most as many bytes as the smallest upper
-    bound of a region, so that no token can hold a whole counted string that is too long; and the
-    longest token's length."""
-    plain = np.asarray(lengths, dtype=np.int64).copy()
-    plain[np.asarray(special, dtype=np.int64)] = 0
-    longest = int(plain.max(initial=0))
-    return longest <= int(regions.high.min()), longest
+def entry_bytes(transitions: np.ndarray, byte_class: np.ndarray, regions: Regions) -> np.ndarray:
+    """The bytes of the edges that enter a region from outside it (the opening quote)."""
+    region = regions.region
+    entering = (region[transitions] >= 0) & (region[transitions] != region[:, None])
+    columns = np.nonzero(entering.any(axis=0))[0]
+    return np.nonzero(np.isin(byte_class, columns))[0]
+
+
+def most_entered(
+    roles: np.ndarray, lengths: np.ndarray, data: np.ndarray, special: np.ndarray, entries: np.ndarray
+) -> int:
+    """The most characters a token can start in a region it enters (special tokens aside): over
+    every occurrence of an entry byte in a token, the characters the rest of the token starts from
+    the boundary. A token may start only one region, so no other region can refuse a token when
+    this is at most every region's upper bound; the rows of the states outside regions then need
+    no change."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    data = np.asarray(data, dtype=np.uint8)
+    ends = np.cumsum(lengths)
+    positions = np.nonzero(np.isin(data, entries))[0]
+    tokens = np.searchsorted(ends, positions, side="right")
+    skipped = set(np.asarray(special, dtype=np.int64).tolist())
+    table = roles.tolist()
+    most = 0
+    for position, token in zip(positions.tolist(), tokens.tolist(), strict=True):
+        if token in skipped:
+            continue
+        role, count = 0, 0
+        for byte in data[position + 1 : int(ends[token])].tolist():
+            following = table[role][byte]
+            if following < 0:
+                break
+            count += role == 0
+            role = following
+        most = max(most, count)
+    return most

@@ -331,29 +331,43 @@ def build_token_table(
 
 
 _COUNTS_CACHE: dict[tuple[str, bytes], np.ndarray] = {}
+_ENTERED_CACHE: dict[tuple[str, bytes, bytes], int] = {}
 
 
 def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
     """The characters each token starts from each role of ``dfa``'s counted regions
-    (``counted_tokens.character_counts``), once the two facts that let the runtime serve them with
+    (``counted_tokens.character_counts``), once the facts that let the runtime serve them with
     the rows as they are hold (else ``CountedRegionError``, and the compile writes the bounds out):
-    no token is longer than a region's upper bound (so none holds a whole string that is too
-    long), and from every region state a token that starts no character begins a fewest-token
-    ending (so the budget's fewest tokens per state hold whatever the counter)."""
+    no region owes characters (``low`` 0: the front end writes ``minLength`` out); no token starts
+    more characters in a region it enters than a region's upper bound (``most_entered``: so only
+    the region a token starts in can refuse it); and from every region state a token that starts
+    no character begins a fewest-token ending (so the budget's fewest tokens per state hold
+    whatever the counter)."""
     from moonmaskc.automata.counted import CountedRegionError
-    from moonmaskc.counted_tokens import character_counts, longest_token_fits, role_table
+    from moonmaskc.counted_tokens import character_counts, entry_bytes, most_entered, role_table
 
     regions = dfa.regions
     assert regions is not None
+    if np.any(regions.low):
+        raise CountedRegionError("token tables serve counted regions without a lower bound only")
     arrays = table.vocab_arrays
     lengths = np.asarray(arrays["vocab_token_lengths"], dtype=np.int64)
-    fits, longest = longest_token_fits(lengths, arrays["vocab_special_ids"], regions)
-    if not fits:
-        raise CountedRegionError(
-            f"a token of {longest} bytes could hold a whole counted string past its maxLength "
-            f"(the smallest counted bound is {int(regions.high.min())} characters)"
-        )
     roles = role_table(dfa.transitions, dfa.byte_class, regions)
+    entries = entry_bytes(dfa.transitions, dfa.byte_class, regions)
+    entered_key = (table.fingerprint, roles.tobytes(), entries.tobytes())
+    entered = _ENTERED_CACHE.get(entered_key)
+    if entered is None:
+        entered = most_entered(
+            roles, lengths, arrays["vocab_token_bytes"], arrays["vocab_special_ids"], entries
+        )
+        if len(_ENTERED_CACHE) >= 16:
+            _ENTERED_CACHE.clear()
+        _ENTERED_CACHE[entered_key] = entered
+    if entered > int(regions.high.min()):
+        raise CountedRegionError(
+            f"a token starts {entered} characters in a string it opens, past the smallest counted "
+            f"bound ({int(regions.high.min())} characters)"
+        )
     key = (table.fingerprint, roles.tobytes())
     counts = _COUNTS_CACHE.get(key)
     if counts is None:  # every schema's regions copy the same character automaton: once a process
@@ -363,14 +377,17 @@ def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
             _COUNTS_CACHE.clear()
         _COUNTS_CACHE[key] = counts
     steps = table.eos_steps
+    classes = table.num_classes
+    token_class = table.token_class.astype(np.intp)
+    # quiet[r, c]: class c holds a token that starts no character from role r
+    quiet = np.stack([np.bincount(token_class, weights=row == 0, minlength=classes) > 0 for row in counts])
     for state in np.nonzero(regions.region >= 0)[0].tolist():
         needed = int(steps[state])
         if needed <= 0:
             continue
-        ids = table.allowed(state)
-        following = table.next_of(state)
-        quiet = counts[int(regions.role[state])][ids] == 0
-        if not np.any(quiet & (steps[following] == needed - 1)):
+        following = table.next_table.dense_row(state)  # per class, 0 where not allowed
+        ending = (following != 0) & (steps[following] == needed - 1)
+        if not np.any(ending & quiet[int(regions.role[state])]):
             raise CountedRegionError(
                 f"no fewest-token ending from counted state {state} starts without a character"
             )

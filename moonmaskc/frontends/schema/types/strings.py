@@ -81,11 +81,19 @@ def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
     return canonical.quoted(automata.derived("string", inputs, language))
 
 
-COUNTED_MIN_ROOM = 129
+COUNTED_MIN_ROOM = 64
 """A plain string whose ``maxLength - minLength`` is at least this is compiled as a counted region
-when the compile uses length counters (written out, it needs 14 states per character). The token
-table needs every region's room past the longest token (``token_table._counted_regions``); the
-longest tokens of GPT-2, Llama-3, Mistral and SmolLM2 have 128 bytes at most."""
+when the compile uses length counters (written out, it needs 14 states per character), at least
+``COUNTED_MIN_ROOM_AFTER_PREFIX`` when ``minLength`` characters come before it. The token table
+needs every region's room past the characters a token can start in a region it enters
+(``token_table._counted_regions``). A region right after the opening quote is entered by the
+quote: GPT-2's and SmolLM2's tokens start at most 3 characters after a quote, Mistral's 6,
+Llama-3's 32."""
+
+COUNTED_MIN_ROOM_AFTER_PREFIX = 129
+"""After written-out ``minLength`` characters, a region is entered by any character's last byte,
+so a token may start as many characters in it as the longest token has: 128 bytes for GPT-2 and
+Llama-3."""
 
 COUNTED_MAX_PREFIX = 256
 """The most characters of a counted string's ``minLength`` written out before its region; a
@@ -97,14 +105,17 @@ def counted_body(walk: SchemaWalk, least: int, most: int | None) -> ir.Node | No
     (``automata.counted``): the first ``least`` characters written out, then the marker byte that
     stands for up to ``most - least`` more. None when the compile does not use length counters,
     there is no ``maxLength`` (the rest is then every string), the room ``most - least`` is below
-    ``COUNTED_MIN_ROOM``, ``least`` is past ``COUNTED_MAX_PREFIX`` or no marker is left.
+    ``COUNTED_MIN_ROOM`` (``COUNTED_MIN_ROOM_AFTER_PREFIX`` after a prefix), ``least`` is past
+    ``COUNTED_MAX_PREFIX`` or no marker is left.
 
     A region's lower bound is then always 0: no string can close before its ``minLength``, so no
     token, however many quotes it holds, can end a counted string too early (a token cannot hold
     a whole string that is too long either: the token table checks that the regions' upper bounds
     are past the longest token)."""
     markers = walk.ctx.markers
-    if markers is None or most is None or least > COUNTED_MAX_PREFIX or most - least < COUNTED_MIN_ROOM:
+    if markers is None or most is None or least > COUNTED_MAX_PREFIX:
+        return None
+    if most - least < (COUNTED_MIN_ROOM_AFTER_PREFIX if least else COUNTED_MIN_ROOM):
         return None
     bounds = (0, most - least)
     marker = next((byte for byte, known in markers.items() if known == bounds), None)
