@@ -67,6 +67,7 @@ class CompileOptions:
     # serve it, and the bounds are written out instead.
     length_counters: bool = True
     counters_off: str | None = None
+    uncounted: frozenset[tuple[int, int]] = frozenset()  # bounds a counter could not run
 
     @property
     def ref_depth(self) -> int:
@@ -199,6 +200,7 @@ def _schema_frontend(source: Any, options: CompileOptions) -> FrontendResult:
         ref_roots=options.ref_roots or None,
         dropped_lengths=options.dropped_lengths,
         length_counters=options.length_counters,
+        uncounted=options.uncounted,
     )
 
 
@@ -286,11 +288,10 @@ def _compile_source(
     if options.tokenizer is not None:
         try:
             link(artifact, options.tokenizer, eos=options.eos, progress=progress, limits=options.limits)
-        except CountedRegionError as error:  # the table cannot serve a region: write them out
+        except CountedRegionError as error:  # the table cannot serve a region: write it out
             if dfa.regions is None:
                 raise
-            plain = dataclasses.replace(options, length_counters=False, counters_off=str(error))
-            return _compile_source(kind, source, plain, source_name, progress)
+            return _compile_source(kind, source, _without_counting(options, error), source_name, progress)
     return artifact
 
 
@@ -330,12 +331,14 @@ def _lenient_rounds(
                 _depth_lowered(result, requested_depth, options.limits)
             if dfa.regions is not None:
                 result.notes["length_counters"] = _counted_note(result.markers)
+                if options.counters_off is not None:
+                    result.notes["length_counters"] += f"; some written out: {options.counters_off}"
             elif options.counters_off is not None:
                 result.notes["length_counters"] = f"not used: {options.counters_off}"
             return result, dfa
         except CountedRegionError as error:
-            # The bounds are written out instead; past --max-states the error says why.
-            options = dataclasses.replace(options, length_counters=False, counters_off=str(error))
+            # Those bounds are written out instead; past --max-states the error says why.
+            options = _without_counting(options, error)
         except LimitError as error:
             if options.counters_off is not None and error.bound == "max_states":
                 error = LimitError(
@@ -361,6 +364,15 @@ def _lenient_rounds(
                 options = dataclasses.replace(options, limits=lowered)
             else:
                 raise
+
+
+def _without_counting(options: CompileOptions, error: CountedRegionError) -> CompileOptions:
+    """``options`` for the next attempt after ``error``: the bounds it names written out (all of
+    them when it names none, or names only bounds already written out), and its reason noted."""
+    reason = str(error) if options.counters_off is None else f"{options.counters_off}; {error}"
+    if error.bounds and not error.bounds <= options.uncounted:
+        return dataclasses.replace(options, uncounted=options.uncounted | error.bounds, counters_off=reason)
+    return dataclasses.replace(options, length_counters=False, counters_off=reason)
 
 
 def _counted_note(markers: dict[int, tuple[int, int]]) -> str:

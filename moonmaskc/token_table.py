@@ -349,7 +349,10 @@ def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
     regions = dfa.regions
     assert regions is not None
     if np.any(regions.low):
-        raise CountedRegionError("token tables serve counted regions without a lower bound only")
+        owing = frozenset(
+            zip(regions.low[regions.low > 0].tolist(), regions.high[regions.low > 0].tolist(), strict=True)
+        )
+        raise CountedRegionError("token tables serve counted regions without a lower bound only", owing)
     arrays = table.vocab_arrays
     lengths = np.asarray(arrays["vocab_token_lengths"], dtype=np.int64)
     roles = role_table(dfa.transitions, dfa.byte_class, regions)
@@ -364,9 +367,11 @@ def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
             _ENTERED_CACHE.clear()
         _ENTERED_CACHE[entered_key] = entered
     if entered > int(regions.high.min()):
+        narrow = regions.high < entered
         raise CountedRegionError(
             f"a token starts {entered} characters in a string it opens, past the smallest counted "
-            f"bound ({int(regions.high.min())} characters)"
+            f"bound ({int(regions.high.min())} characters)",
+            frozenset(zip(regions.low[narrow].tolist(), regions.high[narrow].tolist(), strict=True)),
         )
     key = (table.fingerprint, roles.tobytes())
     counts = _COUNTS_CACHE.get(key)
@@ -388,8 +393,10 @@ def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
         following = table.next_table.dense_row(state)  # per class, 0 where not allowed
         ending = (following != 0) & (steps[following] == needed - 1)
         if not np.any(ending & quiet[int(regions.role[state])]):
+            index = int(regions.region[state])
             raise CountedRegionError(
-                f"no fewest-token ending from counted state {state} starts without a character"
+                f"no fewest-token ending from counted state {state} starts without a character",
+                frozenset({(int(regions.low[index]), int(regions.high[index]))}),
             )
     return counts
 

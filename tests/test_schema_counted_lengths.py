@@ -277,3 +277,21 @@ def test_the_key_order_search_runs_the_counter() -> None:
 
     assert accepts_in_some_key_order(dfa, {"b": 1, "a": "x" * 200}, scalar)
     assert not accepts_in_some_key_order(dfa, {"b": 1, "a": "x" * 201}, scalar)
+
+
+def test_a_string_no_counter_can_run_leaves_the_others_counted() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "long": {"type": "string", "maxLength": 32767},
+            "negated": {"type": "string", "maxLength": 400, "not": {"type": "string", "maxLength": 300}},
+        },
+    }
+    artifact = compile_source("schema", schema, make_options(tokenizer=None))
+    regions = artifact.dfa.regions
+    assert regions is not None and regions.high.tolist() == [32767]  # the 400 is written out
+    note = artifact.metadata["notes"]["length_counters"]
+    assert "{0,32767}" in note and "some written out: a counted string reaches a product" in note
+    assert artifact.match('{"negated":"' + "b" * 301 + '"}').accepted
+    assert not artifact.match('{"negated":"' + "b" * 300 + '"}').accepted
+    assert artifact.match('{"long":"' + "b" * 32767 + '"}').accepted

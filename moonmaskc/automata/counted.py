@@ -49,7 +49,13 @@ _T = TypeVar("_T")
 
 
 class CountedRegionError(MoonmaskError):
-    """A marker edge whose region cannot be run by one counter, or a marker in a product."""
+    """A marker edge whose region cannot be run by one counter, or a marker in a product.
+    ``bounds``: the (lo, hi) of the markers at fault (the compile writes those out and counts the
+    others), or None for all of them."""
+
+    def __init__(self, message: str, bounds: frozenset[tuple[int, int]] | None = None) -> None:
+        super().__init__(message)
+        self.bounds = bounds
 
 
 @dataclass(frozen=True)
@@ -144,14 +150,19 @@ def has_markers(dfa: DFA, markers: Mapping[int, object]) -> bool:
     return bool(np.any(dfa.transitions[:, columns] != 0))
 
 
-def check_no_markers(markers: Mapping[int, object], *dfas: DFA) -> None:
-    """``CountedRegionError`` when one of ``dfas`` has a live edge on a marker byte: a product
-    of marker languages is not the product of the languages the markers stand for."""
-    for dfa in dfas:
-        if has_markers(dfa, markers):
-            raise CountedRegionError(
-                "a counted string reaches a product of automata (allOf, not, oneOf, ...)"
-            )
+def check_no_markers(markers: Mapping[int, tuple[int, int]], *dfas: DFA) -> None:
+    """``CountedRegionError`` when one of ``dfas`` has a live edge on a marker byte (naming those
+    markers' bounds): a product of marker languages is not the product of the languages the
+    markers stand for."""
+    found = {
+        bounds
+        for marker, bounds in markers.items()
+        if any(has_markers(dfa, {marker: bounds}) for dfa in dfas)
+    }
+    if found:
+        raise CountedRegionError(
+            "a counted string reaches a product of automata (allOf, not, oneOf, ...)", frozenset(found)
+        )
 
 
 @contextmanager
@@ -218,21 +229,24 @@ def expand_markers(dfa: DFA, markers: Mapping[int, tuple[int, int]], char: DFA) 
     middle_count = len(roles.states) - 1
     for source in sorted(sources):
         live = np.nonzero(table[source])[0]
-        if len(live) != 1 or int(live[0]) not in marker_of or dfa.accepting[source]:
-            raise CountedRegionError("a counted string shares its first character with another value")
+        at_fault = frozenset(markers[marker_of[int(c)]] for c in live if int(c) in marker_of)
+        if len(live) != 1 or dfa.accepting[source]:
+            raise CountedRegionError(
+                "a counted string shares its first character with another value", at_fault
+            )
         lo, hi = markers[marker_of[int(live[0])]]
         after = int(table[source, live[0]])
         if dfa.accepting[after] or after in sources:
-            raise CountedRegionError("a counted string is not followed by a closing byte")
+            raise CountedRegionError("a counted string is not followed by a closing byte", at_fault)
         exits = table[after]
         if any(int(target) in sources for target in np.unique(exits[exits != 0])):
-            raise CountedRegionError("a counted string is followed directly by another one")
+            raise CountedRegionError("a counted string is followed directly by another one", at_fault)
         ids = np.zeros(len(roles.states) + 1, dtype=np.int32)  # roles -> new states; last: dead
         ids[0] = source
         ids[1:-1] = np.arange(next_state, next_state + middle_count, dtype=np.int32)
         gadget = ids[role_rows]
         if np.any(starts & (exits != 0)):
-            raise CountedRegionError("a byte both starts a counted character and ends the string")
+            raise CountedRegionError("a byte both starts a counted character and ends the string", at_fault)
         gadget[0] = np.where(starts, gadget[0], exits)
         if not np.any(gadget[0] == source):
             raise CountedRegionError("the counted character automaton has no one-byte character")

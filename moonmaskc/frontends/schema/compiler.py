@@ -165,6 +165,7 @@ def compile_schema_ir(
     ref_roots: Mapping[str, Any] | None = None,
     dropped_lengths: frozenset[str] = frozenset(),
     length_counters: bool = False,
+    uncounted: frozenset[tuple[int, int]] = frozenset(),
 ) -> FrontendResult:
     """Compile a JSON Schema (a dict, a boolean or JSON text) into byte IR, exactly (see module doc).
     ``lenient``: drop validation keywords that cannot be compiled, with a warning each (the notes
@@ -173,7 +174,8 @@ def compile_schema_ir(
     reference to another document whose URI starts with a prefix is read from the folder (the
     official meta-schemas are read from ``jsonschema_specifications``; nothing is downloaded).
     ``length_counters``: plain strings with long length bounds become counted regions (marker
-    bytes in the IR, listed in the result's ``markers``; see ``automata.counted``)."""
+    bytes in the IR, listed in the result's ``markers``; see ``automata.counted``), but those whose
+    (0, room) is in ``uncounted``."""
     if isinstance(schema, str):
         schema = parse_schema_text(schema)
     schema, other_drafts = without_other_drafts(schema)
@@ -184,6 +186,7 @@ def compile_schema_ir(
     ctx.dropped_lengths = dropped_lengths  # lenient: length bounds dropped for the state bound
     markers: dict[int, tuple[int, int]] = {}
     ctx.markers = markers if length_counters else None
+    ctx.uncounted = uncounted
     walk = SchemaWalk(ctx, Automata(layout, limits))
     try:
         node = run_deep(lambda: with_markers(markers, lambda: walk.node(schema, "#")), limits)

@@ -172,6 +172,8 @@ class Context:
     # Length counters (``automata.counted``): marker byte -> (minLength, maxLength) of the plain
     # strings compiled as counted regions; None when counters are off for this compile.
     markers: dict[int, tuple[int, int]] | None = None
+    # Bounds (0, room) that an earlier attempt could not count: written out this time.
+    uncounted: frozenset[tuple[int, int]] = frozenset()
 
     def __post_init__(self) -> None:
         declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""

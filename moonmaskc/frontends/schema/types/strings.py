@@ -118,6 +118,8 @@ def counted_body(walk: SchemaWalk, least: int, most: int | None) -> ir.Node | No
     if most - least < (COUNTED_MIN_ROOM_AFTER_PREFIX if least else COUNTED_MIN_ROOM):
         return None
     bounds = (0, most - least)
+    if bounds in walk.ctx.uncounted:
+        return None
     marker = next((byte for byte, known in markers.items() if known == bounds), None)
     if marker is None:
         if len(markers) == len(MARKER_BYTES):
