@@ -7,11 +7,12 @@ character automaton, its lower bound 0) and a vocabulary's token bytes (``vocab_
 - ``character_counts``: int16[roles, vocab_size], the characters token ``t`` starts when read from
   a state of role ``r``, up to where it leaves the region (or ends, or dies). It depends on the
   role and the bytes only, never on the region: every region copies the same automaton;
-- ``over_mask``: the packed mask of the tokens that start more than ``room`` characters from a
-  role, which a state with ``room`` characters left must not allow.
+- ``room_masks``: for each room below a role's largest count, the packed mask of the tokens that
+  start at most that many characters from the role: a state with that room left allows its row
+  AND this mask.
 
 A region state ``q`` with counter ``c`` (characters started so far, at most ``high``) allows the
-tokens of its mask row that start at most ``high - c`` characters: the row AND NOT one of these
+tokens of its mask row that start at most ``high - c`` characters: the row AND one of these
 masks, a fixed number of word operations. A token that opens a string (and may close it again)
 starts there at most ``most_entered`` characters, which the token table checks is within every
 region's bound; so only the region a token starts in can refuse it, and the states outside regions
@@ -71,12 +72,15 @@ def character_counts(roles: np.ndarray, lengths: np.ndarray, data: np.ndarray) -
     return np.minimum(counts, np.iinfo(COUNT_DTYPE).max).astype(COUNT_DTYPE)
 
 
-def over_mask(counts: np.ndarray, room: int, words: int) -> np.ndarray:
-    """uint32[words]: the packed mask (token i is bit i % 32 of word i // 32) of the tokens whose
-    count in ``counts`` (one role's row) is above ``room``."""
-    bits = np.zeros(words * 32, dtype=bool)
-    bits[: counts.shape[0]] = counts > room
-    return np.packbits(bits, bitorder="little").view(np.uint32)
+def room_masks(counts: np.ndarray, rooms: int, words: int) -> np.ndarray:
+    """uint32[rooms, words], read-only: row ``m`` is the packed mask (token i is bit i % 32 of word
+    i // 32) of the tokens whose count in ``counts`` (one role's row) is at most ``m``: what a
+    state with ``m`` characters left may allow, ANDed with its row."""
+    bits = np.zeros((rooms, words * 32), dtype=bool)
+    bits[:, : counts.shape[0]] = counts[None, :] <= np.arange(rooms)[:, None]
+    table = np.packbits(bits, axis=1, bitorder="little").view(np.uint32)
+    table.flags.writeable = False
+    return table
 
 
 def entry_bytes(transitions: np.ndarray, byte_class: np.ndarray, regions: Regions) -> np.ndarray:

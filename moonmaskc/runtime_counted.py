@@ -7,8 +7,9 @@ state is one int, ``q + (c << 32)``: the DFA state ``q`` and, inside a region, t
 ``c`` started so far. Outside regions ``c`` is 0, so the state is ``q`` as in any guide.
 
 - A mask (``allowed``, ``mask``, ``fill_bitmask``) is the row of ``q``, and within the largest
-  token count of the region's upper bound also AND NOT the tokens that start more characters
-  than are left (``counted_tokens.over_mask``, built once per role and room).
+  token count of the region's upper bound also AND the tokens that start no more characters
+  than are left (``counted_tokens.room_masks``: every room of a role built at once, on the role's
+  first use or by ``warm``).
 - ``advance`` takes the table's next state and, where a region is involved, steps the token's
   bytes with the counter to set the new count (a token's bytes, not a table lookup: a token may
   leave one region and enter another).
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from moonmaskc.automata.counted import UNBOUNDED, Regions
-from moonmaskc.counted_tokens import character_counts, over_mask, role_table
+from moonmaskc.counted_tokens import character_counts, role_table, room_masks
 from moonmaskc.errors import ArtifactError, RuntimeInputError
 from moonmaskc.runtime import Guide, _native_filler
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from moonmaskc.runtime_table import ServingTable
     from moonmaskc.token_table import TokenTable
 
+_WORD_TYPES = (np.dtype(np.int32), np.dtype(np.uint32))
 STATE_BITS = 32
 STATE_MASK = (1 << STATE_BITS) - 1
 
@@ -67,7 +69,9 @@ class CountedGuide(Guide):
         self._high: list[int] = regions.high.tolist()
         self._rows: list[list[int]] = transitions.tolist()
         self._byte_class: list[int] = byte_class.tolist()
-        self._over: dict[tuple[int, int], np.ndarray] = {}
+        self._rooms: dict[int, np.ndarray] = {}  # role -> uint32[largest count, words]
+        # (DFA state, room) -> its row within the room; at most roles x largest count per region
+        self._near: dict[tuple[int, int], np.ndarray] = {}
         # Far from every bound a fill is the row of ``q``: the native filler serves it, as for
         # any guide (the base class leaves it out for a subclass with its own fill_bitmask).
         self._plain_fill: Callable[..., None] = partial(Guide.fill_bitmask, self)
@@ -129,13 +133,25 @@ class CountedGuide(Guide):
         room = self._high[region] - count
         return room if room < self._largest_count[self._role_of[q]] else None
 
-    def _over_mask(self, q: int, room: int) -> np.ndarray:
+    def _room_mask(self, q: int, room: int) -> np.ndarray:
+        """The packed mask of the tokens within ``room`` from ``q``'s role: a row of the role's
+        table of every room below its largest count, built whole on the role's first use (one
+        numpy pass; ``warm`` builds every role's)."""
         role = self._role_of[q]
-        found = self._over.get((role, room))
-        if found is None:
-            found = self._over[(role, room)] = over_mask(self._counts[role], room, self._words)
-            found.flags.writeable = False
-        return found
+        table = self._rooms.get(role)
+        if table is None:
+            table = self._rooms[role] = room_masks(self._counts[role], self._largest_count[role], self._words)
+        return table[room]
+
+    def warm(self) -> CountedGuide:
+        """``Guide.warm``, and the counted regions' parts: every role's masks of the tokens within
+        each room, and the tokens' bytes that ``advance`` steps."""
+        super().warm()
+        for role in range(self._counts.shape[0]):
+            if role not in self._rooms:
+                self._rooms[role] = room_masks(self._counts[role], self._largest_count[role], self._words)
+        _ = self._token_bytes
+        return self
 
     def _within_room(self, q: int, count: int, ids: np.ndarray) -> np.ndarray:
         room = self._room(q, count)
@@ -161,15 +177,32 @@ class CountedGuide(Guide):
         room = self._room(q, count)
         if room is None:
             return packed
-        result = packed & ~self._over_mask(q, room)
+        result = packed & self._room_mask(q, room)
         result.flags.writeable = False
         return result
 
     def fill_bitmask(self, state: int, out: Any, row: int = 0, *, tokens_left: int | None = None) -> None:
         q, count = self._split(state)
-        if self._room(q, count) is None:
+        room = self._room(q, count)
+        if room is None:
             self._plain_fill(q, out, row, tokens_left=tokens_left)
             return
+        if tokens_left is None:  # the row within the room, kept per (state, room): a copy
+            key = (q, room)
+            words = self._near.get(key)
+            if words is None:
+                words = self._near[key] = self.mask(state)
+            if (
+                type(out) is np.ndarray
+                and out.ndim == 2
+                and out.shape[1] == self._words
+                and out.dtype in _WORD_TYPES
+                and type(row) is int
+                and 0 <= row < out.shape[0]
+                and out.flags.writeable
+            ):
+                out[row] = words.view(out.dtype)
+                return
         self._check_bitmask(out, row)
         self._copy_row(self.mask(state, tokens_left=tokens_left), out, row)
 
