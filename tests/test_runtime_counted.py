@@ -123,6 +123,7 @@ def test_counted_guide_matches_written_out_bounds_gpt2(tmp_path: Path) -> None:
     served = moonmaskc.load(artifact.save(tmp_path / "long.npz"))
     assert isinstance(served, CountedGuide)
     compare_walk(served, plain, random.Random(7), 120, prefer_long=True)
+    compare_walk(served.warm(), plain, random.Random(8), 120, prefer_long=True)  # (warm: same answers)
 
 
 def test_monkey_samples_are_valid_and_finish(small_pair: tuple[Guide, Guide]) -> None:
