@@ -243,6 +243,9 @@ def checked_regions(
     as ``read_arrays`` checks them, and its transitions and byte classes: what the runtime's
     ``CountedGuide`` steps tokens with."""
     location = Path(source)
+    missing = [name for name in DFA_ARRAYS if name not in arrays]
+    if missing:
+        raise ArtifactError(f"{location} lacks the arrays {', '.join(missing)}")
     _check_dfa_arrays(arrays, location, plain_distances=False)
     missing = [name for name in REGION_ARRAYS if name not in arrays]
     if missing:

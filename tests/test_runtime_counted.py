@@ -24,6 +24,7 @@ from moonmaskc.pipeline import compile_source, make_options
 from moonmaskc.runtime import Guide
 from moonmaskc.runtime_counted import STATE_BITS, CountedGuide
 from tests.conftest import data_path
+from tests.test_artifact_loading import _mutated, _serve_everything
 
 SMALL = {
     "type": "object",
@@ -237,3 +238,52 @@ def test_short_counted_strings_match_written_out_bounds_gpt2(monkeypatch: pytest
     counted, plain = pair(SHORT, str(data_path("tokenizers", "gpt2.json")))
     reached = [compare_walk(counted, plain, random.Random(seed), 60, prefer_long=False) for seed in range(12)]
     assert max(reached) >= 3
+
+
+COUNTED_ARRAYS = (
+    "dfa_region",
+    "dfa_role",
+    "dfa_region_low",
+    "dfa_region_high",
+    "dfa_region_boundary",
+    "tokens_region_counts",
+    "dfa_transitions",
+    "dfa_distance",
+    "format_version",
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    mutation=st.sampled_from(["flip", "dtype", "shape", "drop", "negate"]),
+    name=st.sampled_from(COUNTED_ARRAYS),
+    seed=st.integers(0, 10**9),
+)
+def test_mutated_counted_artifacts_are_refused_or_served_without_a_crash(
+    tmp_path: Path, mutation: str, name: str, seed: int
+) -> None:
+    """Format 4's arrays mutated at random: a plain load refuses the file (``ArtifactError``) or
+    serves it with no other exception, the counter included (masks, steps, monkey samples)."""
+    from moonmaskc.artifact import Artifact
+
+    _, arrays = _saved_arrays(tmp_path)
+    bad = write_artifact(
+        tmp_path / f"mutated-{seed}.npz", _mutated(arrays, name, mutation, np.random.default_rng(seed))
+    )
+    try:
+        guide = moonmaskc.load(bad)
+        _serve_everything(guide, 12)
+        state = guide.start()
+        for token in b'{"a":"xxxxxx"}':
+            following = guide.advance(state, token)
+            if following is None:
+                break
+            state = following
+    except ArtifactError:
+        pass
+    try:
+        artifact = Artifact.load(bad)
+    except ArtifactError:
+        return
+    for text in ('{"a":"xy"}', '{"a":"xyzuvwq"}', '{"a":"xy","b":["abc"]}', ""):
+        artifact.match(text)
