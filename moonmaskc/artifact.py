@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from moonmaskc.automata.counted import UNBOUNDED, Regions, distances_agree
+from moonmaskc.automata.counted import Regions, distances_agree
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import ArtifactError, RuntimeInputError
 from moonmaskc.format import (
@@ -201,11 +201,11 @@ def _check_region_arrays(arrays: dict[str, np.ndarray], location: Path) -> None:
     check = ArrayChecker(str(location))
     transitions = arrays["dfa_transitions"]
     n = transitions.shape[0]
-    high = check.array("dfa_region_high", arrays["dfa_region_high"], "i", (None,), 0, UNBOUNDED + 1)
+    high = check.array("dfa_region_high", arrays["dfa_region_high"], "i", (None,), 0, 1 << 31)
     count = len(high)
     if count < 1:
         raise check.fail("dfa_region_high", "lists no region")
-    low = check.array("dfa_region_low", arrays["dfa_region_low"], "i", (count,), 0, UNBOUNDED + 1)
+    low = check.array("dfa_region_low", arrays["dfa_region_low"], "i", (count,), 0, 1 << 31)
     if np.any(low > high):
         raise check.fail("dfa_region_low", "has a region whose lower bound is above its upper bound")
     region = check.array("dfa_region", arrays["dfa_region"], "i", (n,), -1, count)

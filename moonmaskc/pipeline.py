@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from moonmaskc import ir
 from moonmaskc.artifact import Artifact
 from moonmaskc.automata.build import compile_ir
-from moonmaskc.automata.counted import UNBOUNDED, CountedRegionError, expand_markers
+from moonmaskc.automata.counted import CountedRegionError, bounds_text, expand_markers
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import core_name
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError
@@ -255,7 +255,7 @@ def _compile_source(
         result, dfa = _lenient_rounds(kind, source, options, timings, started)
         source_text = source if isinstance(source, str) else _json_text(source)  # deep JSON too
         names = {
-            marker: f"(?#string character){{{lo},{'' if hi == UNBOUNDED else hi}}}"
+            marker: f"(?#string character){bounds_text(lo, hi)}"
             for marker, (lo, hi) in result.markers.items()
         }
         return result, dfa, ir.to_regex(result.node, names if dfa.regions is not None else None), source_text
@@ -336,22 +336,13 @@ def _lenient_rounds(
             elif options.counters_off is not None:
                 result.notes["length_counters"] = f"not used: {options.counters_off}"
             return result, dfa
-        except CountedRegionError as error:
+        except CountedRegionError as uncountable:
             # Those bounds are written out instead; past --max-states the error says why.
-            options = _without_counting(options, error)
-        except LimitError as error:
-            if options.counters_off is not None and error.bound == "max_states":
-                error = LimitError(
-                    error.bound,
-                    error.limit,
-                    f"{error.message}; a length counter could not be used: {options.counters_off}",
-                    error.flag,
-                    error.costly,
-                )
-                if kind != "schema" or not options.lenient:
-                    raise error from None
+            options = _without_counting(options, uncountable)
+        except LimitError as caught:
+            error = _with_counter_reason(caught, options)
             if kind != "schema" or not options.lenient or error.bound not in ("max_states", "max_work"):
-                raise
+                raise error from None
             # The costliest of the bounds the error names (or, past the front end, that it kept):
             # 5, then 10, 20, 40 a round.
             named = {**costs, **error.costly} if error.costly else {}
@@ -363,7 +354,16 @@ def _lenient_rounds(
                 lowered = dataclasses.replace(options.limits, max_depth=options.limits.max_depth - 1)
                 options = dataclasses.replace(options, limits=lowered)
             else:
-                raise
+                raise error from None
+
+
+def _with_counter_reason(error: LimitError, options: CompileOptions) -> LimitError:
+    """``error``, past ``--max-states`` after some string bounds were written out because no
+    length counter could run them, with that reason added."""
+    if options.counters_off is None or error.bound != "max_states":
+        return error
+    message = f"{error.message}; a length counter could not be used: {options.counters_off}"
+    return LimitError(error.bound, error.limit, message, error.flag, error.costly)
 
 
 def _without_counting(options: CompileOptions, error: CountedRegionError) -> CompileOptions:
@@ -377,7 +377,7 @@ def _without_counting(options: CompileOptions, error: CountedRegionError) -> Com
 
 def _counted_note(markers: dict[int, tuple[int, int]]) -> str:
     """The notes' line on the counted string lengths of a compile."""
-    spans = sorted(f"{{{lo},{'' if hi == UNBOUNDED else hi}}}" for lo, hi in markers.values())
+    spans = sorted(bounds_text(lo, hi) for lo, hi in markers.values())
     return "string lengths counted beside the automaton (not written out as states): " + ", ".join(spans)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
@@ -159,14 +159,11 @@ class Guide:
         if not np.array_equal(distance == 0, accepting):
             raise check.fail("dfa_accepting", "disagrees with dfa_distance (0 exactly where accepting)")
         if "dfa_region" in arrays:
-            from moonmaskc.artifact import checked_regions
-
-            counted = checked_regions(
-                {name: arrays[name] for name in arrays if name.startswith("dfa_")}, path
+            guide = _counted_guide(
+                table, accepting, distance, start, arrays.metadata, _regions_of(arrays, path)
             )
-            guide = _counted_guide(table, accepting, distance, start, arrays.metadata, counted)
             if verify:
-                guide.verify_counts(counted[1], counted[2])  # type: ignore[attr-defined]
+                guide.verify_counts()  # type: ignore[attr-defined]
         else:
             guide = cls(table, accepting, distance, start, arrays.metadata)
         if verify:
@@ -192,10 +189,7 @@ class Guide:
         except (KeyError, ValueError, IndexError, TypeError) as error:
             raise ArtifactError(f"{source}: the token table is corrupted ({error})") from None
         if "dfa_region" in arrays:
-            from moonmaskc.artifact import checked_regions
-
-            counted = checked_regions({k: v for k, v in arrays.items() if k.startswith("dfa_")}, source)
-            guide = _counted_guide(table, accepting, distance, start, metadata, counted)
+            guide = _counted_guide(table, accepting, distance, start, metadata, _regions_of(arrays, source))
         else:
             guide = cls(table, accepting, distance, start, metadata)
         guide.check_tokenizer(tokenizer)
@@ -301,10 +295,10 @@ class Guide:
             raise RuntimeInputError(f"state {state} is not a state of this guide (0..{self._num_states - 1})")
         return int(state)
 
-    def _dfa_state(self, state: Any) -> int:
-        """The DFA state of a guide state, checked: the state itself here (a counted guide's
-        states also carry a counter)."""
-        return self._state(state)
+    # The DFA state of a guide state, checked: the state itself here (a counted guide's states
+    # also carry a counter, and it overrides this). An alias, not a method calling ``_state``:
+    # ``is_accept`` and the budget calls pay no extra frame.
+    _dfa_state = _state
 
     # The budget rule, made on the first budgeted call (see ``budget_rule``).
     _budget: BudgetRule | None = None
@@ -591,6 +585,16 @@ class Guide:
             start = int(ends[token - 1]) if token else 0
             pieces.append(data[start : int(ends[token])])
         return b"".join(pieces)
+
+
+def _regions_of(
+    arrays: Mapping[str, np.ndarray] | ArtifactFile, source: str | os.PathLike[str]
+) -> tuple[Regions, np.ndarray, np.ndarray]:
+    """The checked counted regions, transitions and byte classes of a file's ``dfa_*`` arrays
+    (``artifact.checked_regions``)."""
+    from moonmaskc.artifact import checked_regions
+
+    return checked_regions({name: arrays[name] for name in arrays if name.startswith("dfa_")}, source)
 
 
 def _counted_guide(

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from moonmaskc.automata.counted import UNBOUNDED, Regions
+from moonmaskc.automata.counted import Regions
 from moonmaskc.counted_tokens import character_counts, role_table, room_masks
 from moonmaskc.errors import ArtifactError, RuntimeInputError
 from moonmaskc.runtime import Guide, _native_filler
@@ -67,6 +67,7 @@ class CountedGuide(Guide):
         self._region_of: list[int] = regions.region.tolist()
         self._role_of: list[int] = regions.role.tolist()
         self._high: list[int] = regions.high.tolist()
+        self._transitions, self._byte_classes = transitions, byte_class
         self._rows: list[list[int]] = transitions.tolist()
         self._byte_class: list[int] = byte_class.tolist()
         self._rooms: dict[int, np.ndarray] = {}  # role -> uint32[largest count, words]
@@ -82,10 +83,10 @@ class CountedGuide(Guide):
                 self._num_states, self._words, self._state_masks, self._state_fill_source, self._plain_fill
             ).fill
 
-    def verify_counts(self, transitions: np.ndarray, byte_class: np.ndarray) -> None:
+    def verify_counts(self) -> None:
         """``ArtifactError`` unless every region copies region 0's character automaton and the
         stored character counts are those of the stored tokens (a verified load)."""
-        regions = self._regions
+        regions, transitions, byte_class = self._regions, self._transitions, self._byte_classes
         first = role_table(transitions, byte_class, regions)
         for index in range(1, regions.num_regions):
             if not np.array_equal(role_table(transitions, byte_class, regions, index), first):
@@ -118,7 +119,7 @@ class CountedGuide(Guide):
             raise RuntimeInputError(f"state {state} is not a state of this guide")
         region = self._region_of[q]
         high = self._high[region] if region >= 0 else 0
-        if count and (region < 0 or high == UNBOUNDED or count > high):
+        if count and (region < 0 or count > high):
             raise RuntimeInputError(f"state {state} carries a character count its DFA state cannot have")
         return q, count
 
@@ -128,7 +129,7 @@ class CountedGuide(Guide):
     def _room(self, q: int, count: int) -> int | None:
         """The characters left in ``q``'s region when some token could start more; else None."""
         region = self._region_of[q]
-        if region < 0 or self._high[region] == UNBOUNDED:
+        if region < 0:
             return None
         room = self._high[region] - count
         return room if room < self._largest_count[self._role_of[q]] else None

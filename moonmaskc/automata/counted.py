@@ -41,9 +41,6 @@ MARKER_BYTES = (0xC0, 0xC1, *range(0xF5, 0x100))
 may use them as markers, one per distinct pair of bounds."""
 
 
-UNBOUNDED = 2**31 - 1
-"""The upper bound of a region with no ``maxLength``: its counter stops at ``lo``."""
-
 _ACTIVE: ContextVar[Mapping[int, tuple[int, int]] | None] = ContextVar("moonmaskc_markers", default=None)
 _T = TypeVar("_T")
 
@@ -108,10 +105,7 @@ class Regions:
         entered = int(region[target])
         if inside >= 0 and int(self.boundary[inside]) == state:
             if entered == inside:  # a character starts
-                high = int(self.high[inside])
-                if high == UNBOUNDED:
-                    return min(count + 1, int(self.low[inside]))
-                return count + 1 if count < high else None
+                return count + 1 if count < int(self.high[inside]) else None
             if count < int(self.low[inside]):
                 return None
             return 0  # left the region (maybe straight into another one's boundary)
@@ -123,23 +117,25 @@ class Regions:
 @dataclass(frozen=True)
 class CharRoles:
     """``C``'s DFA read as one character: its live states that are neither dead nor final, with
-    the start first (role 0), and ``C``'s table over bytes."""
+    the start first (role 0), and which of its states are final."""
 
     states: list[int]
-    dense: np.ndarray  # int32[C states, 256]
     final: np.ndarray  # bool[C states]
 
     @classmethod
     def of(cls, char: DFA) -> CharRoles:
-        dense = char.transitions[:, char.byte_class]
         final = char.accepting.copy()
         if char.start == 0 or final[char.start]:
             raise ValueError("a counted character automaton must not accept the empty string")
-        for state in np.nonzero(final)[0]:
-            if np.any(dense[state] != 0):
-                raise ValueError("a counted character automaton must end each character where it accepts")
+        if np.any(char.transitions[final] != 0):
+            raise ValueError("a counted character automaton must end each character where it accepts")
         middle = [int(s) for s in range(1, char.num_states) if s != char.start and not final[s]]
-        return cls([char.start, *middle], np.ascontiguousarray(dense, dtype=np.int32), final)
+        return cls([char.start, *middle], final)
+
+
+def bounds_text(low: int, high: int) -> str:
+    """A region's bounds as ``notes``, ``inspect`` and the printed grammar show them: ``{lo,hi}``."""
+    return f"{{{low},{high}}}"
 
 
 def has_markers(dfa: DFA, markers: Mapping[int, object]) -> bool:

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from moonmaskc.artifact import Artifact
-from moonmaskc.automata.counted import UNBOUNDED
+from moonmaskc.automata.counted import bounds_text
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.cli import console
 from moonmaskc.cli.options import max_artifact_bytes_option
@@ -56,7 +56,7 @@ def _region_text(dfa: DFA, state: int) -> str | None:
         return None
     index = int(regions.region[state])
     low, high = int(regions.low[index]), int(regions.high[index])
-    bounds = f"{{{low},{'' if high == UNBOUNDED else high}}}"
+    bounds = bounds_text(low, high)
     place = "boundary" if int(regions.role[state]) == 0 else f"inside (role {int(regions.role[state])})"
     return f"{bounds} {place}"
 
