@@ -6,8 +6,9 @@ report writes it (compact, numbers in their one spelling); only the order of eac
 varies, never a value. A depth-first walk tries the given order first and finds an accepted order
 near it at once; when it finds none within the budget, a breadth-first search decides: it carries
 the set of DFA states reachable so far, per set of keys still to write (so orders that reach the
-same states are followed once). An object whose keys the DFA takes in any order has as many such
-sets as subsets of its keys, hence the budget, spent anew by each search.
+same states are followed once), and writes a value met again from the same set of states once (its
+end states are kept). An object whose keys the DFA takes in any order has as many such sets as
+subsets of its keys, hence the budget, spent anew by each search.
 """
 
 from __future__ import annotations
@@ -53,10 +54,19 @@ def accepts_in_some_key_order(
         if left[0] < 0:
             raise _OutOfBudget
 
+    memo: dict[tuple[int, frozenset[State]], set[State]] = {}
+
     def written(item: Any, states: set[State]) -> set[State]:
-        spend()
         if not states:
             return states
+        key = (id(item), frozenset(states))
+        if key in memo:
+            return memo[key]
+        spend()
+        memo[key] = result = _written(item, states)
+        return result
+
+    def _written(item: Any, states: set[State]) -> set[State]:
         if isinstance(item, dict):
             return run(members(item, run(states, "{")), "}")
         if isinstance(item, list):

@@ -41,3 +41,17 @@ def test_the_search_stops_at_its_budget() -> None:
     value["last"] = "x"  # in no order: 2**13 sets of keys left to write
     assert search(integers, value, budget=500) is None
     assert search(integers, value, budget=10**6) is False
+
+
+def test_a_value_met_again_from_the_same_states_is_written_once() -> None:
+    # Eight objects of eight integers, each taken in any order; the last integer is a string, so
+    # no order is accepted. Every order of the outer keys writes each inner object from the same
+    # DFA states: written once per set of states, the search decides within the budget.
+    objects = {
+        "type": "object",
+        "additionalProperties": {"type": "object", "additionalProperties": {"type": "integer"}},
+    }
+    value: dict[str, Any] = {f"o{j}": {f"k{i}": i for i in range(8)} for j in range(8)}
+    assert search(objects, value, budget=50_000) is True
+    value["o7"]["k7"] = "x"
+    assert search(objects, value, budget=50_000) is False

@@ -1,0 +1,135 @@
+"""What the free JSON values (``{}``, ``true``, open objects' extra members) cost, per subset.
+
+Takes: ``$MOONMASKC_DATA/schemas/jsonschemabench/<subset>/*.json`` (``--limit N`` schemas of each
+subset, in name order) and the GPT-2 tokenizer. Hands on: a table per subset with the median DFA
+states and the median compile time (``compile_schema`` with the vocabulary: schema, DFA, token
+table; one process, no peers) in three builds of the same schemas:
+
+- ``as built``: free values nest as deep as ``--max-depth`` lets them (3 by default), as today;
+- ``free depth 1`` and ``free depth 0``: every free value capped at that depth, through a
+  patch of the front end's any-value automaton (``Automata.universe_leaf``) made by this
+  script alone. These languages are narrower than the schema's: the figures only size a design,
+  they are not a mode of the compiler.
+
+Why: the minimal DFA of a JSON value that nests ``d`` deep must remember the kind of every open
+bracket, so its size doubles with each level (about 1,200 states at depth 3), and every place a
+free value may stand gets its own copy (its continuation differs). A bracket stack beside the DFA
+(docs/bracket-stack.md) would replace each copy with one small automaton of about the size of the
+depth-1 one, and lift the depth bound. ``free depth 1`` estimates the states and time that design
+would leave; ``free depth 0`` is a floor.
+
+    PYTHONPATH=. python benchmarks/free_values.py --limit 30 [--subset NAME]...
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+import moonmaskc
+from moonmaskc.errors import MoonmaskError
+from moonmaskc.frontends.schema import automata as schema_automata
+from moonmaskc.vocabulary import load_vocabulary
+
+BUILDS = ("as built", "free depth 1", "free depth 0")
+TIMEOUT_SECONDS = 20.0
+
+
+@contextmanager
+def free_depth_cap(cap: int | None) -> Iterator[None]:
+    """Within the block, every free value of the front end nests at most ``cap`` deep."""
+    original = schema_automata.Automata.universe_leaf
+    if cap is None:
+        yield
+        return
+
+    def capped(self: Any, depth: int) -> Any:
+        return original(self, min(depth, cap))
+
+    schema_automata.Automata.universe_leaf = capped  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        schema_automata.Automata.universe_leaf = original  # type: ignore[method-assign]
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _compile(text: str, vocabulary: Any) -> tuple[int, float] | None:
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, TIMEOUT_SECONDS)
+    started = time.perf_counter()
+    try:
+        artifact = moonmaskc.compile_schema(text, tokenizer=vocabulary)
+        return artifact.dfa.num_states, time.perf_counter() - started
+    except (MoonmaskError, RecursionError, _Timeout):
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def main() -> None:
+    default_data = Path(
+        os.environ.get("MOONMASKC_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+    )
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=default_data)
+    parser.add_argument("--subset", action="append")
+    parser.add_argument("--limit", type=int, default=30)
+    args = parser.parse_args()
+    vocabulary = load_vocabulary(args.data / "tokenizers" / "gpt2.json")
+    caps = {"as built": None, "free depth 1": 1, "free depth 0": 0}
+    base = args.data / "schemas" / "jsonschemabench"
+    subsets = args.subset or sorted(p.name for p in base.iterdir() if p.is_dir())
+    table = Table(title=f"free JSON values: median DFA states and compile ms (GPT-2), first {args.limit}")
+    table.add_column("subset")
+    table.add_column("schemas")
+    for build in BUILDS:
+        table.add_column(f"{build}: states", justify="right")
+        table.add_column(f"{build}: ms", justify="right")
+    table.add_column("depth 1 / as built (ms)", justify="right")
+    for subset in subsets:
+        texts = [p.read_text(encoding="utf-8") for p in sorted((base / subset).glob("*.json"))[: args.limit]]
+        results: dict[str, list[tuple[int, float]]] = {build: [] for build in BUILDS}
+        for text in texts:
+            # Only schemas that compile in every build count, so that the medians cover the same set.
+            outcome = {}
+            for build in BUILDS:
+                with free_depth_cap(caps[build]):
+                    outcome[build] = _compile(text, vocabulary)
+            if all(outcome[build] is not None for build in BUILDS):
+                for build in BUILDS:
+                    found = outcome[build]
+                    assert found is not None
+                    results[build].append(found)
+        row = [subset, str(len(results["as built"]))]
+        medians = {}
+        for build in BUILDS:
+            states = [s for s, _ in results[build]] or [0]
+            seconds = [t for _, t in results[build]] or [0.0]
+            medians[build] = statistics.median(seconds)
+            row += [f"{statistics.median(states):,.0f}", f"{medians[build] * 1000:.1f}"]
+        ratio = medians["free depth 1"] / medians["as built"] if medians["as built"] else 0.0
+        row.append(f"{ratio:.2f}x")
+        table.add_row(*row)
+    Console(width=220).print(table)
+
+
+if __name__ == "__main__":
+    main()
