@@ -18,6 +18,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from moonmaskc.automata.counted import Regions
+    from moonmaskc.automata.nested import NestRegions
 
 _Key = TypeVar("_Key", int, frozenset[int])
 
@@ -45,6 +46,7 @@ class DFA:
         self._mask_edges: list[list[tuple[int, int]]] | None = None
         self._class_masks: list[int] | None = None
         self.regions: Regions | None = None  # counted regions (``automata.counted``), if any
+        self.nests: NestRegions | None = None  # nest regions (``automata.nested``), if any
 
     @property
     def distance(self) -> np.ndarray:

@@ -25,7 +25,16 @@ from moonmaskc.limits import Limits
 
 SHARE_SIZE = 4000
 # Universe automata depend only on (whitespace policy, depth, limits): built once per process.
-_UNIVERSE_CACHE: dict[tuple[str, int, Limits], ir.Automaton] = {}
+_UNIVERSE_CACHE: dict[tuple[Any, ...], ir.Automaton] = {}
+SCALARS = ir.alt(
+    ir.literal(b"null"),
+    ir.literal(b"true"),
+    ir.literal(b"false"),
+    canonical.CANONICAL_NUMBER,
+    canonical.quoted(canonical.STRING_BODY),
+)
+NEST_CALL = 0xC1
+"""The byte that stands for a nested container in ``nest_level`` (never in a schema's DFA)."""
 
 KeyRegions = list[tuple[tuple[int, ...], ir.Automaton]]
 
@@ -121,26 +130,28 @@ class Automata:
             return self._universes[depth]
         if depth < 0:
             return ir.NOTHING
-        layout = self.layout
-        scalars = ir.alt(
-            ir.literal(b"null"),
-            ir.literal(b"true"),
-            ir.literal(b"false"),
-            canonical.CANONICAL_NUMBER,
-            canonical.quoted(canonical.STRING_BODY),
-        )
-        if depth == 0:
-            node = scalars
-        else:
-            inner = self.universe_leaf(depth - 1)
-            elements = ir.seq(inner, ir.star(ir.seq(layout.comma, inner)))
-            member = layout.member(canonical.quoted(canonical.STRING_BODY), inner)
-            members = ir.seq(member, ir.star(ir.seq(layout.comma, member)))
-            node = ir.alt(
-                scalars, layout.wrap(b"[", elements, b"]", True), layout.wrap(b"{", members, b"}", True)
-            )
+        node = SCALARS if depth == 0 else self.value_level(self.universe_leaf(depth - 1))
         self._universes[depth] = node
         return node
+
+    def value_level(self, inner: ir.Node) -> ir.Node:
+        """A scalar, or an array or object whose elements and member values are ``inner``."""
+        layout = self.layout
+        elements = ir.seq(inner, ir.star(ir.seq(layout.comma, inner)))
+        member = layout.member(canonical.quoted(canonical.STRING_BODY), inner)
+        members = ir.seq(member, ir.star(ir.seq(layout.comma, member)))
+        return ir.alt(
+            SCALARS, layout.wrap(b"[", elements, b"]", True), layout.wrap(b"{", members, b"}", True)
+        )
+
+    def nest_level(self) -> DFA:
+        """One level of any JSON value for a nest region (``automata.nested``): ``value_level``
+        whose elements and member values are a scalar or the call byte ``NEST_CALL``."""
+        key = (self.layout.policy, "nest level", self.limits)
+        if key not in _UNIVERSE_CACHE:
+            node = self.value_level(ir.alt(SCALARS, ir.literal(bytes([NEST_CALL]))))
+            _UNIVERSE_CACHE[key] = ir.Automaton(self.dfa(node), "one level of any JSON value")
+        return _UNIVERSE_CACHE[key].dfa
 
 
 def is_empty_node(node: ir.Node) -> bool:

@@ -1,0 +1,352 @@
+"""Nest regions: a marker byte of a minimal DFA expanded into a value of any depth, with a stack.
+
+Takes: a minimal DFA over bytes in which one *marker byte* ``M`` stands for one nested value of
+any depth (the JSON Schema front end: a free value, which ``{}`` or ``true`` accepts); the DFA of
+one *level* of that value, ``L``, in which a *call byte* ``N`` stands for a nested container; the
+bytes that open a container (``b"{["``). ``L`` is the value with its nested containers left out:
+a scalar, or a container whose members or elements are scalars or ``N``.
+Hands on (``expand_nests``): a DFA over bytes whose ``nests`` (``NestRegions``) say which of its
+states belong to a nest region, each a few copies of ``L``'s states per marker edge instead of
+one copy of the value per depth and per bracket kind. Beside the DFA state runs a stack ``s``, an
+int:
+
+- a region's states come in *copies*: copy 0 is the value at the marker's place, copy ``k >= 1``
+  a nested container that returns to ``L``'s ``k``-th *return state* (a state an ``N`` edge leads
+  to: after an object member, after an array element);
+- an opening byte where ``L`` has an ``N`` edge (a *call*) enters the callee's copy and pushes
+  the caller's copy: ``s := 1`` from copy 0 (the stack's bottom), else ``s := s << 1 | (k - 1)``;
+- a byte that closes a container of copy ``k >= 1`` (an edge of ``L`` into an accepting state
+  with no edge out) is a *pop*: its target is the return state ``k`` in the caller's copy, taken
+  from ``s`` (copy 0 when ``s == 1``), and ``s`` shifts back. Pop edges are dead in the table:
+  a DFA cannot hold them, so every stage that only reads the table (the token table's walk)
+  sees the value without its pops;
+- in copy 0 the value ends where ``L`` accepts: its edges into ``L``'s final state lead to the
+  marker edge's target ``r`` and its accepting states that go on (a number) also take ``r``'s edges.
+
+A stack holds at most ``MAX_NEST_ENTRIES`` entries (``s`` fits the 31 bits the runtime keeps
+beside a state): values nest at most that many levels below a region's outermost container.
+A marker edge is expanded only where the stack stays deterministic: its source state has no
+other edge and does not accept, and ``r``'s bytes are not bytes a number goes on with. Otherwise
+``NestRegionError``: the caller compiles the value of bounded depth instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.errors import MoonmaskError
+
+MAX_NEST_ENTRIES = 30
+"""The most entries a nest region's stack holds (``s < 2**31``)."""
+
+
+class NestRegionError(MoonmaskError):
+    """A marker edge whose value one stack cannot run: the caller writes the value out."""
+
+
+@dataclass(frozen=True)
+class NestRegions:
+    """Which states of a DFA lie in nest regions, and how their stack moves.
+
+    - ``region``, ``copy``, ``role``: int32[num_states], the region of each state (-1 outside),
+      its copy (0 the value itself, ``k >= 1`` a nested container returning to return state ``k``)
+      and the state of ``L`` it copies (-1 outside);
+    - ``exit``: int32[num_regions], the marker edge's target;
+    - ``returns``: int32[num_regions, copies, copies]: the state a pop from copy ``k`` leads to
+      when the caller is copy ``c``: ``returns[region, c, k]`` (0 for ``k == 0``);
+    - ``pops``: bool[roles, 256], the bytes that close a container from a role (in copies >= 1);
+    - ``calls``: bool[roles, 256], the bytes that open a nested container from a role, and
+      ``callee``: int32[roles], the copy such a call enters (0 where a role calls nothing);
+    - ``level_distance``: int32[roles], the fewest bytes from a role to the end of its level's
+      value (its container's closing byte included).
+    """
+
+    region: np.ndarray
+    copy: np.ndarray
+    role: np.ndarray
+    exit: np.ndarray
+    returns: np.ndarray
+    pops: np.ndarray
+    calls: np.ndarray
+    callee: np.ndarray
+    level_distance: np.ndarray
+
+    @property
+    def num_regions(self) -> int:
+        return int(self.exit.shape[0])
+
+    @property
+    def num_copies(self) -> int:
+        return int(self.returns.shape[1])
+
+    @property
+    def entry_bits(self) -> int:
+        """Bits per stack entry above the bottom one (the copies k >= 1, numbered k - 1)."""
+        return max(1, (self.num_copies - 2).bit_length())
+
+    def entries(self, stack: int) -> int:
+        """How many entries ``stack`` holds (0 outside any nested container)."""
+        if stack == 0:
+            return 0
+        return 1 + (stack.bit_length() - 1) // self.entry_bits
+
+    def step(self, state: int, byte: int, target: int, stack: int) -> tuple[int, int] | None:
+        """The state and stack after ``byte`` from ``state`` with ``stack``, where the table says
+        ``target``; None when the byte is refused (a dead edge that is no pop, or a stack full)."""
+        region = int(self.region[state])
+        if region < 0:
+            return (target, 0) if target else None
+        role = int(self.role[state])
+        copy = int(self.copy[state])
+        if copy and self.pops[role, byte]:
+            if stack == 1:
+                caller = 0
+                stack = 0
+            else:
+                bits = self.entry_bits
+                caller = 1 + (stack & ((1 << bits) - 1))
+                stack >>= bits
+            return int(self.returns[region, caller, copy]), stack
+        if not target:
+            return None
+        if self.calls[role, byte]:
+            if copy == 0:
+                return target, 1
+            if self.entries(stack) >= MAX_NEST_ENTRIES:
+                return None
+            return target, (stack << self.entry_bits) | (copy - 1)
+        return target, stack
+
+    def completion(self, distance: np.ndarray, state: int, stack: int) -> int:
+        """The fewest bytes to acceptance from ``state`` with ``stack`` (``distance``: the DFA's)."""
+        return int(distance[state]) + self.entries(stack)
+
+
+def walk(dfa: DFA, data: Iterable[int], state: int | None = None, stack: int = 0) -> tuple[int, int]:
+    """The state and stack after ``data`` from ``state`` (the start) with ``stack``; state 0
+    once a byte is refused."""
+    nests = dfa.nests
+    state = dfa.start if state is None else state
+    transitions, byte_class = dfa.transitions, dfa.byte_class
+    for byte in data:
+        target = int(transitions[state, byte_class[byte]])
+        if nests is None:
+            state = target
+        else:
+            stepped = nests.step(state, byte, target, stack)
+            if stepped is None:
+                return 0, 0
+            state, stack = stepped
+        if state == 0:
+            return 0, 0
+    return state, stack
+
+
+def accepts(dfa: DFA, data: bytes) -> bool:
+    """Whether ``dfa`` with its stacks accepts ``data``."""
+    state, stack = walk(dfa, data)
+    return bool(state) and stack == 0 and bool(dfa.accepting[state])
+
+
+def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes) -> DFA:
+    """``dfa`` with each edge on ``marker`` expanded into a nest region of ``level`` (see the
+    module docstring); ``dfa`` itself when no live edge is on ``marker``."""
+    column = int(dfa.byte_class[marker])
+    sources = [int(s) for s in np.nonzero(dfa.transitions[:, column])[0] if s]
+    if not sources:
+        return dfa
+    template = _Template.of(level, call, open_bytes)
+    table = _byte_table(dfa)
+    regions: list[tuple[int, int]] = []  # (source, exit)
+    for source in sources:
+        live = np.nonzero(table[source])[0]
+        if len(live) != 1 or dfa.accepting[source]:
+            raise NestRegionError("a free value shares its first byte with another value")
+        regions.append((source, int(table[source, marker])))
+    num_roles = level.num_states
+    copies = 1 + len(template.returns)
+    rows = [table]
+    region_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
+    copy_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
+    role_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
+    returns = np.zeros((len(regions), copies, copies), dtype=np.int32)
+    accepting = [dfa.accepting.copy()]
+    next_state = dfa.num_states
+    for index, (source, exit_state) in enumerate(regions):
+        exit_row = table[exit_state]
+        if np.any(exit_row[template.goes_on] != 0):
+            raise NestRegionError("a free value is followed by a byte a number goes on with")
+        # ids[copy, role]: the new state of each role in each copy (0: dead or not in that copy).
+        ids = np.zeros((copies, num_roles), dtype=np.int64)
+        ids[0, level.start] = source  # the marker's source becomes copy 0's start
+        for copy in range(copies):
+            members = [int(r) for r in template.members[copy] if copy or r != level.start]
+            ids[copy, members] = np.arange(next_state, next_state + len(members))
+            next_state += len(members)
+        region_rows = np.zeros((copies, num_roles, 256), dtype=np.int32)
+        for copy in range(copies):
+            # Static edges within the copy, then the calls into each callee's copy.
+            targets = ids[copy][template.inner]  # [roles, 256]
+            calls = template.call_targets  # [roles, 256]: L state entered by a call, -1 none
+            callee = template.callee
+            for role in np.nonzero(callee)[0]:
+                entered = calls[role]
+                live = entered >= 0
+                targets[role, live] = ids[callee[role], entered[live]]
+            ends = template.ends  # [roles, 256]: edges into the final state
+            if copy == 0:
+                targets[ends] = exit_state
+                for role in template.goes_on_roles:
+                    targets[role] = np.where(exit_row != 0, exit_row, targets[role])
+            else:
+                targets[ends] = 0  # pops: run by the stack
+            region_rows[copy] = targets
+        kept = [(copy, role) for copy in range(copies) for role in template.members[copy]]
+        for copy, role in kept:
+            rows_state = int(ids[copy, role])
+            if rows_state == source:
+                rows[0][source] = region_rows[copy, role]
+        new_rows = np.asarray(
+            [region_rows[copy, role] for copy, role in kept if int(ids[copy, role]) != source], dtype=np.int32
+        ).reshape(-1, 256)
+        rows.append(new_rows)
+        new_count = new_rows.shape[0]
+        new_ids = [(copy, role) for copy, role in kept if int(ids[copy, role]) != source]
+        region_of.append(np.full(new_count, index, dtype=np.int32))
+        copy_of.append(np.asarray([c for c, _ in new_ids], dtype=np.int32))
+        role_of.append(np.asarray([r for _, r in new_ids], dtype=np.int32))
+        region_of[0][source] = index
+        copy_of[0][source] = 0
+        role_of[0][source] = level.start
+        final_accepts = np.zeros(new_count, dtype=bool)
+        if dfa.accepting[exit_state]:
+            final_accepts = np.asarray(
+                [c == 0 and template.final_accepting[r] for c, r in new_ids], dtype=bool
+            )
+        accepting.append(final_accepts)
+        for caller in range(copies):
+            for copy in range(1, copies):
+                returns[index, caller, copy] = ids[caller, template.returns[copy - 1]]
+    expanded = np.concatenate(rows, axis=0)
+    nests = NestRegions(
+        region=np.concatenate(region_of),
+        copy=np.concatenate(copy_of),
+        role=np.concatenate(role_of),
+        exit=np.asarray([e for _, e in regions], dtype=np.int32),
+        returns=returns,
+        pops=template.ends & template.in_container[:, None],
+        calls=template.call_targets >= 0,
+        callee=template.callee.astype(np.int32),
+        level_distance=template.level_distance,
+    )
+    all_accepting = np.concatenate(accepting)
+    classes, byte_class = np.unique(expanded.T, axis=0, return_inverse=True)
+    transitions = np.ascontiguousarray(classes.T, dtype=np.int32)
+    distance = _distances(transitions, byte_class.reshape(-1), all_accepting, nests)
+    result = DFA(transitions, byte_class.reshape(-1).astype(np.int32), all_accepting, dfa.start, distance)
+    result.nests = nests
+    return result
+
+
+def _byte_table(dfa: DFA) -> np.ndarray:
+    return np.ascontiguousarray(dfa.transitions[:, dfa.byte_class], dtype=np.int32)
+
+
+@dataclass(frozen=True)
+class _Template:
+    """``L`` read as one level of a nested value."""
+
+    inner: np.ndarray  # int32[roles, 256]: L's edges, the call byte's dropped
+    ends: np.ndarray  # bool[roles, 256]: edges into L's final state (no edge out)
+    goes_on: np.ndarray  # bool[256]: bytes on which an accepting state of L goes on
+    goes_on_roles: np.ndarray  # L's accepting states with edges out: in copy 0, + the exit's
+    final_accepting: np.ndarray  # bool[roles]: L's accepting states
+    call_targets: np.ndarray  # int32[roles, 256]: the L state a call enters, -1 where none
+    callee: np.ndarray  # int64[roles]: the copy a call from the role enters (0: none)
+    returns: list[int]  # the return states (copy k returns to returns[k - 1])
+    members: list[np.ndarray]  # the roles of each copy
+    in_container: np.ndarray  # bool[roles]: roles inside a container (the roles of copies >= 1)
+    level_distance: np.ndarray  # int32[roles]
+
+    @classmethod
+    def of(cls, level: DFA, call: int, open_bytes: bytes) -> _Template:
+        table = _byte_table(level)
+        roles = level.num_states
+        final = level.accepting & ~np.any(table != 0, axis=1)
+        if int(np.count_nonzero(final)) != 1:
+            raise ValueError("a nest level must end in exactly one final state")
+        final_state = int(np.nonzero(final)[0][0])
+        inner = table.copy()
+        inner[:, call] = 0
+        ends = (inner == final_state) & (np.arange(roles) != 0)[:, None]
+        call_sources = np.nonzero(table[:, call])[0]
+        returns = sorted({int(table[s, call]) for s in call_sources if s})
+        opens = np.zeros(256, dtype=bool)
+        opens[list(open_bytes)] = True
+        call_targets = np.full((roles, 256), -1, dtype=np.int32)
+        callee = np.zeros(roles, dtype=np.int64)
+        for source in call_sources:
+            if not source:
+                continue
+            if np.any(inner[source][opens] != 0):
+                raise ValueError("a nest level's call position also takes an opening byte itself")
+            call_targets[source, opens] = table[level.start, opens]
+            callee[source] = 1 + returns.index(int(table[source, call]))
+        accepting_goes_on = level.accepting & ~final
+        goes_on = np.any(inner[accepting_goes_on] != 0, axis=0)
+        container_start = {int(table[level.start, b]) for b in open_bytes}
+        in_container = _reachable(table, container_start, final_state)
+        top = _reachable(table, {level.start}, final_state)
+        members = [np.nonzero(top)[0]] + [np.nonzero(in_container)[0]] * len(returns)
+        without_calls = DFA(level.transitions.copy(), level.byte_class, level.accepting, level.start)
+        without_calls.transitions[:, level.byte_class[call]] = 0
+        return cls(
+            inner=inner,
+            ends=ends,
+            goes_on=goes_on,
+            goes_on_roles=np.nonzero(accepting_goes_on)[0],
+            final_accepting=level.accepting & ~final,
+            call_targets=call_targets,
+            callee=callee,
+            returns=returns,
+            members=members,
+            in_container=in_container,
+            level_distance=without_calls.distance,
+        )
+
+
+def _reachable(table: np.ndarray, starts: set[int], final_state: int) -> np.ndarray:
+    """The roles of ``L`` reachable from ``starts`` within one level (a call byte's edge leads to
+    its return state), neither dead nor the final state."""
+    seen = np.zeros(table.shape[0], dtype=bool)
+    todo = [s for s in starts if s and s != final_state]
+    for s in todo:
+        seen[s] = True
+    while todo:
+        state = todo.pop()
+        for target in np.unique(table[state]):
+            target = int(target)
+            if target and target != final_state and not seen[target]:
+                seen[target] = True
+                todo.append(target)
+    return seen
+
+
+def _distances(
+    transitions: np.ndarray, byte_class: np.ndarray, accepting: np.ndarray, nests: NestRegions
+) -> np.ndarray:
+    """int32[num_states]: the fewest bytes to acceptance with an empty stack, and for the states
+    of copies ``k >= 1`` the fewest bytes to the end of their level's value plus the exit's: with a
+    stack ``s`` add ``NestRegions.entries(s)`` (one closing byte per entry)."""
+    from moonmaskc.automata.distances import shortest_distances
+
+    distance = shortest_distances(transitions, accepting).astype(np.int64)
+    nested = np.nonzero(nests.copy >= 1)[0]
+    exits = nests.exit[nests.region[nested]]
+    distance[nested] = nests.level_distance[nests.role[nested]] + distance[exits]
+    del byte_class
+    return distance.astype(np.int32)

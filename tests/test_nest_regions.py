@@ -1,0 +1,185 @@
+"""Nest regions (``moonmaskc.automata.nested``): a marker byte expanded into a JSON value of any
+depth with a bracket stack, against the value of bounded depth written out as states."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from moonmaskc import ir
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.nested import MAX_NEST_ENTRIES, NestRegionError, accepts, expand_nests, walk
+from moonmaskc.frontends.schema.automata import NEST_CALL, Automata
+from moonmaskc.frontends.schema.layout import Layout
+from moonmaskc.limits import Limits
+
+MARKER = 0xC0
+FREE = ir.literal(bytes([MARKER]))
+
+HOSTS = {
+    "member": lambda value: ir.seq(ir.literal(b'{"a":'), value, ir.literal(b"}")),
+    "document": lambda value: value,
+    "two in an array": lambda value: ir.seq(
+        ir.literal(b"["), value, ir.literal(b","), value, ir.literal(b"]")
+    ),
+    "optional member": lambda value: ir.seq(
+        ir.literal(b"{"),
+        ir.optional(ir.seq(ir.literal(b'"a":'), value, ir.literal(b","))),
+        ir.literal(b'"b":1}'),
+    ),
+}
+
+
+def pair(host: str, policy: str = "compact", depth: int = 3) -> tuple[DFA, DFA]:
+    """The host with a nest region, and the host with the value of ``depth`` written out."""
+    automata = Automata(Layout.of(policy), Limits())
+    build = HOSTS[host]
+    nested = expand_nests(compile_ir(build(FREE)), MARKER, automata.nest_level(), NEST_CALL, b"{[")
+    bounded = compile_ir(build(automata.universe_leaf(depth)))
+    return nested, bounded
+
+
+def depth_of(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((depth_of(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((depth_of(v) for v in value), default=0)
+    return 0
+
+
+SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.text(max_size=4),
+)
+VALUES = st.recursive(
+    SCALAR,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def compact(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def canonical(value: Any) -> bytes:
+    """The canonical spelling the schema front end writes (numbers in their one spelling)."""
+    from tests.schema_suite_report import _written
+
+    return _written(value).encode()
+
+
+def written(host: str, text: bytes) -> list[bytes]:
+    if host == "member":
+        return [b'{"a":' + text + b"}"]
+    if host == "document":
+        return [text]
+    if host == "two in an array":
+        return [b"[" + text + b"," + text + b"]"]
+    return [b'{"a":' + text + b',"b":1}', b'{"b":1}']
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+@settings(max_examples=150, deadline=None)
+@given(
+    value=VALUES,
+    cut=st.integers(0, 200),
+    tail=st.sampled_from([b"", b"}", b"]", b",", b"]}", b"}]", b"1", b'"']),
+)
+def test_a_nest_region_accepts_what_the_bounded_value_accepts_within_its_depth(
+    host: str, value: Any, cut: int, tail: bytes
+) -> None:
+    nested, bounded = NESTED[host]
+    for text in written(host, canonical(value)):
+        assert accepts(nested, text)
+        if depth_of(value) <= 3:
+            assert bounded.accepts(text)
+        mangled = text[:cut] + tail
+        if depth_of(value) <= 2:
+            assert accepts(nested, mangled) == bounded.accepts(mangled), mangled
+
+
+NESTED = {host: pair(host) for host in HOSTS}
+
+
+@pytest.mark.parametrize("policy", ["flexible", "any"])
+@settings(max_examples=60, deadline=None)
+@given(value=VALUES, spaces=st.sampled_from([b" ", b"\n  ", b""]))
+def test_a_nest_region_follows_the_layout(policy: str, value: Any, spaces: bytes) -> None:
+    nested, bounded = FLEXIBLE[policy]
+    text = json.dumps(value, indent=1 if spaces else None, ensure_ascii=False).encode()
+    text = b'{"a":' + text + b"}"
+    if depth_of(value) <= 3:
+        assert accepts(nested, text) == bounded.accepts(text)
+
+
+FLEXIBLE = {policy: pair("member", policy) for policy in ("flexible", "any")}
+
+
+def test_values_nest_as_deep_as_the_stack_holds_and_no_deeper() -> None:
+    nested, _ = NESTED["member"]
+    deepest = MAX_NEST_ENTRIES + 1  # the outermost container is no stack entry
+    assert accepts(nested, b'{"a":' + b"[" * deepest + b"]" * deepest + b"}")
+    assert not accepts(nested, b'{"a":' + b"[" * (deepest + 1) + b"]" * (deepest + 1) + b"}")
+    mixed = b'{"a":' + b'{"k":[' * 10 + b"1" + b"]}" * 10 + b"}"
+    assert accepts(nested, mixed)
+    assert not accepts(nested, mixed.replace(b"]}]}", b"}]]}", 1))
+
+
+def shortest_completion(dfa: DFA, state: int, stack: int, horizon: int = 12) -> int:
+    """Breadth-first over (state, stack): the fewest bytes to acceptance."""
+    seen = {(state, stack)}
+    queue = deque([(state, stack, 0)])
+    while queue:
+        q, s, cost = queue.popleft()
+        if s == 0 and dfa.accepting[q]:
+            return cost
+        if cost == horizon:
+            continue
+        for byte in range(256):
+            following = walk(dfa, [byte], q, s)
+            if following[0] and following not in seen:
+                seen.add(following)
+                queue.append((*following, cost + 1))
+    raise AssertionError("no completion within the horizon")
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [b'{"a":', b'{"a":[', b'{"a":[[', b'{"a":[{"k":[1', b'{"a":{"x":"ab', b'{"a":-', b'{"a":{"', b'{"a":[[]'],
+)
+def test_the_distance_plus_the_stack_entries_is_the_shortest_completion(prefix: bytes) -> None:
+    nested, _ = NESTED["member"]
+    state, stack = walk(nested, prefix)
+    assert state
+    assert nested.nests is not None
+    assert nested.nests.completion(nested.distance, state, stack) == shortest_completion(nested, state, stack)
+
+
+def test_a_free_value_beside_another_value_is_refused() -> None:
+    automata = Automata(Layout.of("compact"), Limits())
+    host = compile_ir(ir.seq(ir.literal(b"["), ir.alt(FREE, ir.literal(b'"x"')), ir.literal(b"]")))
+    with pytest.raises(NestRegionError, match="shares its first byte"):
+        expand_nests(host, MARKER, automata.nest_level(), NEST_CALL, b"{[")
+
+
+def test_no_marker_leaves_the_dfa_as_it_is() -> None:
+    automata = Automata(Layout.of("compact"), Limits())
+    host = compile_ir(ir.literal(b"[1]"))
+    assert expand_nests(host, MARKER, automata.nest_level(), NEST_CALL, b"{[") is host
+
+
+def test_a_nest_region_is_smaller_than_the_value_at_depth_three() -> None:
+    nested, bounded = NESTED["member"]
+    assert nested.num_states * 2 < bounded.num_states
