@@ -18,6 +18,11 @@ free value may stand gets its own copy (its continuation differs). A bracket sta
 depth-1 one, and lift the depth bound. ``free depth 1`` estimates the states and time that design
 would leave; ``free depth 0`` is a floor.
 
+A second table sizes the design's runtime side per tokenizer (``--tokenizers``): how many tokens a
+nest region's stack must decide (``moonmaskc.nest_tokens.dynamic_tokens``: per role of one level
+of a free value, the tokens that close a container), the most and the median over the roles, and
+the time to find them (once per vocabulary).
+
     PYTHONPATH=. python benchmarks/free_values.py --limit 30 [--subset NAME]...
 """
 
@@ -84,6 +89,44 @@ def _compile(text: str, vocabulary: Any) -> tuple[int, float] | None:
         signal.signal(signal.SIGALRM, previous)
 
 
+def dynamic_table(data: Path, tokenizers: list[str]) -> None:
+    from moonmaskc.frontends.schema.automata import NEST_CALL, Automata
+    from moonmaskc.frontends.schema.layout import Layout
+    from moonmaskc.limits import Limits
+    from moonmaskc.nest_tokens import dynamic_tokens
+
+    level = Automata(Layout.of("compact"), Limits()).nest_level()
+    table = Table(
+        title=f"tokens a nest region's stack decides, per role of one level ({level.num_states} roles)"
+    )
+    for column in (
+        "tokenizer",
+        "vocabulary",
+        "roles with any",
+        "most per role",
+        "median per role",
+        "found in",
+    ):
+        table.add_column(column, justify="right")
+    for name in tokenizers:
+        vocabulary = load_vocabulary(data / "tokenizers" / f"{name}.json")
+        started = time.perf_counter()
+        found = dynamic_tokens(level, NEST_CALL, b"{[", vocabulary)
+        seconds = time.perf_counter() - started
+        sizes = [len(ids) for ids in found.values()]
+        roles = 2 * level.num_states  # copy 0 and the nested copies
+        every = sizes + [0] * (roles - len(sizes))
+        table.add_row(
+            name,
+            f"{vocabulary.size:,}",
+            f"{len(sizes)} of {roles}",
+            str(max(sizes, default=0)),
+            f"{statistics.median(every):.0f}",
+            f"{seconds * 1000:.0f} ms",
+        )
+    Console(width=220).print(table)
+
+
 def main() -> None:
     default_data = Path(
         os.environ.get("MOONMASKC_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -92,7 +135,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=default_data)
     parser.add_argument("--subset", action="append")
     parser.add_argument("--limit", type=int, default=30)
+    parser.add_argument("--tokenizers", default="gpt2,llama3", help="for the dynamic-token table")
     args = parser.parse_args()
+    dynamic_table(args.data, args.tokenizers.split(","))
     vocabulary = load_vocabulary(args.data / "tokenizers" / "gpt2.json")
     caps = {"as built": None, "free depth 1": 1, "free depth 0": 0}
     base = args.data / "schemas" / "jsonschemabench"
@@ -104,6 +149,11 @@ def main() -> None:
         table.add_column(f"{build}: states", justify="right")
         table.add_column(f"{build}: ms", justify="right")
     table.add_column("depth 1 / as built (ms)", justify="right")
+    warm_up = sorted((base / subsets[0]).glob("*.json"))[:1] if subsets else []
+    for path in warm_up:  # imports and the first automata of each build, outside the timing
+        for build in BUILDS:
+            with free_depth_cap(caps[build]):
+                _compile(path.read_text(encoding="utf-8"), vocabulary)
     for subset in subsets:
         texts = [p.read_text(encoding="utf-8") for p in sorted((base / subset).glob("*.json"))[: args.limit]]
         results: dict[str, list[tuple[int, float]]] = {build: [] for build in BUILDS}

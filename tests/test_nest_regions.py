@@ -7,6 +7,7 @@ import json
 from collections import deque
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -183,3 +184,75 @@ def test_no_marker_leaves_the_dfa_as_it_is() -> None:
 def test_a_nest_region_is_smaller_than_the_value_at_depth_three() -> None:
     nested, bounded = NESTED["member"]
     assert nested.num_states * 2 < bounded.num_states
+
+
+TOKENS = [
+    b"",
+    b"}",
+    b"]",
+    b"},",
+    b"}]",
+    b"]]",
+    b'"}',
+    b'"},{"',
+    b"1]",
+    b"[]",
+    b"{}",
+    b"[[",
+    b"[1]",
+    b'{"a"',
+    b":",
+    b",",
+    b"0",
+    b'"',
+    b"a",
+    b"x}",
+    b"]}",
+    b"}}}",
+    b"]:",
+]
+
+
+def test_the_dynamic_tokens_are_those_whose_walk_reaches_a_pop() -> None:
+    from moonmaskc.nest_tokens import dynamic_tokens, probe_dfa
+    from moonmaskc.vocabulary import Vocabulary
+
+    automata = Automata(Layout.of("compact"), Limits())
+    level = automata.nest_level()
+    vocabulary = Vocabulary.from_tokens(TOKENS, eos_id=0)
+    found = dynamic_tokens(level, NEST_CALL, b"{[", vocabulary)
+    probe, _, popped = probe_dfa(level, NEST_CALL, b"{[")
+    assert probe.walk(b"[[")[0] not in (0, popped) and probe.walk(b"[[]")[0] == popped
+    assert probe.walk(b"[]")[0] not in (0, popped)
+    expanded = expand_nests(compile_ir(FREE), MARKER, level, NEST_CALL, b"{[")
+    assert expanded.nests is not None
+    checked = 0
+    for state in range(1, expanded.num_states):
+        if expanded.nests.region[state] < 0:
+            continue
+        key = (bool(expanded.nests.copy[state] >= 1), int(expanded.nests.role[state]))
+        expected = []
+        for token, data in enumerate(TOKENS):
+            if not data:
+                continue
+            # Walk with a deep enough stack of the state's own kind: a pop is a dead static edge.
+            current, popped = state, False
+            for byte in data:
+                target = int(expanded.transitions[current, expanded.byte_class[byte]])
+                role = int(expanded.nests.role[current])
+                if (
+                    expanded.nests.region[current] >= 0
+                    and expanded.nests.copy[current] >= 1
+                    and expanded.nests.pops[role, byte]
+                ):
+                    popped = True
+                    break
+                if not target:
+                    break
+                current = target
+            if popped:
+                expected.append(token)
+        assert found.get(key, np.zeros(0, dtype=np.int32)).tolist() == expected, (state, key)
+        checked += 1
+    assert checked > 100
+    assert found  # "}" after a member, '"}' in a string, "[]" at a value, ...
