@@ -90,6 +90,11 @@ class Artifact:
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         dfa = self.dfa
+        if dfa.nests is not None:
+            raise ArtifactError(
+                "this artifact's free values run with a bracket stack (free_value_stacks), which "
+                "the artifact format does not hold yet: compile without it to save"
+            )
         arrays: dict[str, np.ndarray] = {
             "format": np.array(FORMAT_NAME),
             "format_version": np.array(FORMAT_VERSION, dtype=np.int32),

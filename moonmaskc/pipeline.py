@@ -20,6 +20,13 @@ from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.counted import CountedRegionError, bounds_text, expand_markers
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import core_name
+from moonmaskc.automata.nested import (
+    MAX_NEST_ENTRIES,
+    NEST_CALL,
+    NEST_OPEN_BYTES,
+    NestRegionError,
+    expand_nests,
+)
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
@@ -68,6 +75,10 @@ class CompileOptions:
     length_counters: bool = True
     counters_off: str | None = None
     uncounted: frozenset[tuple[int, int]] = frozenset()  # bounds a counter could not run
+    # Schemas: free values (``{}``, open objects' other members) as nest regions of any depth
+    # (``automata.nested``); off again, with the reason, where a stack cannot run one.
+    free_value_stacks: bool = False
+    stacks_off: str | None = None
 
     @property
     def ref_depth(self) -> int:
@@ -95,6 +106,8 @@ class CompileOptions:
                 described["refuse_unknown"] = True
             if not self.length_counters:
                 described["length_counters"] = False
+            if self.free_value_stacks:
+                described["free_value_stacks"] = True
             if self.ref_roots:
                 described["ref_roots"] = dict(self.ref_roots)
         return described
@@ -201,6 +214,7 @@ def _schema_frontend(source: Any, options: CompileOptions) -> FrontendResult:
         dropped_lengths=options.dropped_lengths,
         length_counters=options.length_counters,
         uncounted=options.uncounted,
+        nest_values=options.free_value_stacks,
     )
 
 
@@ -257,8 +271,11 @@ def _compile_source(
         names = {
             marker: f"(?#string character){bounds_text(lo, hi)}"
             for marker, (lo, hi) in result.markers.items()
+            if dfa.regions is not None
         }
-        return result, dfa, ir.to_regex(result.node, names if dfa.regions is not None else None), source_text
+        if result.nest_marker is not None and dfa.nests is not None:
+            names[result.nest_marker] = "(?#any JSON value)"
+        return result, dfa, ir.to_regex(result.node, names or None), source_text
 
     try:
         result, dfa, grammar, source_text = run_deep(stages, options.limits, _nesting_bound(kind, source))
@@ -292,6 +309,10 @@ def _compile_source(
             if dfa.regions is None:
                 raise
             return _compile_source(kind, source, _without_counting(options, error), source_name, progress)
+        except NestRegionError as error:  # the table cannot serve a free value's stack
+            if dfa.nests is None:
+                raise
+            return _compile_source(kind, source, _without_stacks(options, error), source_name, progress)
     return artifact
 
 
@@ -335,10 +356,19 @@ def _lenient_rounds(
                     result.notes["length_counters"] += f"; some written out: {options.counters_off}"
             elif options.counters_off is not None:
                 result.notes["length_counters"] = f"not used: {options.counters_off}"
+            if dfa.nests is not None:
+                result.notes["free_value_stacks"] = (
+                    "values that {} or true accepts (and open objects' other members) nest up to "
+                    f"{MAX_NEST_ENTRIES + 1} levels, with a bracket stack beside the automaton"
+                )
+            elif options.stacks_off is not None:
+                result.notes["free_value_stacks"] = f"not used: {options.stacks_off}"
             return result, dfa
         except CountedRegionError as uncountable:
             # Those bounds are written out instead; past --max-states the error says why.
             options = _without_counting(options, uncountable)
+        except NestRegionError as unstackable:  # the free values written out to the depth bound
+            options = _without_stacks(options, unstackable)
         except LimitError as caught:
             error = _with_counter_reason(caught, options)
             if kind != "schema" or not options.lenient or error.bound not in ("max_states", "max_work"):
@@ -373,6 +403,11 @@ def _without_counting(options: CompileOptions, error: CountedRegionError) -> Com
     if error.bounds and not error.bounds <= options.uncounted:
         return dataclasses.replace(options, uncounted=options.uncounted | error.bounds, counters_off=reason)
     return dataclasses.replace(options, length_counters=False, counters_off=reason)
+
+
+def _without_stacks(options: CompileOptions, error: NestRegionError) -> CompileOptions:
+    """``options`` for a compile again with the free values written out, saying why."""
+    return dataclasses.replace(options, free_value_stacks=False, stacks_off=str(error))
 
 
 def _counted_note(markers: dict[int, tuple[int, int]]) -> str:
@@ -448,6 +483,8 @@ def _compile_dfa(result: FrontendResult, limits: Limits) -> DFA:
         dfa = compile_ir(result.node, limits, check_work=True)
         if result.markers and result.counted_char is not None:
             dfa = expand_markers(dfa, result.markers, result.counted_char)
+        if result.nest_marker is not None and result.nest_level is not None:
+            dfa = expand_nests(dfa, result.nest_marker, result.nest_level, NEST_CALL, NEST_OPEN_BYTES)
         return dfa
     except LimitError as error:
         costly = result.notes.get("string_length_states") or {}
@@ -470,6 +507,8 @@ def link(
     from moonmaskc.token_table import build_token_table
     from moonmaskc.vocabulary import load_vocabulary
 
+    if artifact.dfa.nests is not None:
+        raise NestRegionError("the token table does not serve a free value's bracket stack yet")
     started = time.perf_counter()
     vocabulary = load_vocabulary(tokenizer, eos=eos)
     max_cells = (limits or Limits()).max_table_cells

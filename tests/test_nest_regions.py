@@ -29,6 +29,11 @@ HOSTS = {
     "two in an array": lambda value: ir.seq(
         ir.literal(b"["), value, ir.literal(b","), value, ir.literal(b"]")
     ),
+    "free items": lambda value: ir.seq(
+        ir.literal(b"["),
+        ir.optional(ir.seq(value, ir.star(ir.seq(ir.literal(b","), value)))),
+        ir.literal(b"]"),
+    ),
     "optional member": lambda value: ir.seq(
         ir.literal(b"{"),
         ir.optional(ir.seq(ir.literal(b'"a":'), value, ir.literal(b","))),
@@ -86,6 +91,8 @@ def written(host: str, text: bytes) -> list[bytes]:
         return [b'{"a":' + text + b"}"]
     if host == "document":
         return [text]
+    if host == "free items":
+        return [b"[" + text + b"]", b"[" + text + b"," + text + b"]", b"[]"]
     if host == "two in an array":
         return [b"[" + text + b"," + text + b"]"]
     return [b'{"a":' + text + b',"b":1}', b'{"b":1}']

@@ -34,11 +34,14 @@ from typing import TypeVar
 import numpy as np
 
 from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.nested import check_no_nest_marker
 from moonmaskc.errors import MoonmaskError
 
 MARKER_BYTES = (0xC0, 0xC1, *range(0xF5, 0x100))
 """Bytes that no valid UTF-8 text holds: the JSON Schema front end (whose every string is UTF-8)
 may use them as markers, one per distinct pair of bounds."""
+COUNTED_MARKER_BYTES = MARKER_BYTES[:-1]
+"""The markers of counted strings: all but the last, which free values use (``automata.nested``)."""
 
 
 _ACTIVE: ContextVar[Mapping[int, tuple[int, int]] | None] = ContextVar("moonmaskc_markers", default=None)
@@ -179,10 +182,12 @@ def with_markers(markers: Mapping[int, tuple[int, int]], function: Callable[[], 
 
 
 def check_product_operands(*dfas: DFA) -> None:
-    """``check_no_markers`` against the markers in use (``markers_in_use``), if any."""
+    """``check_no_markers`` against the markers in use (``markers_in_use``), if any, and the
+    same for a free value's marker (``automata.nested.check_no_nest_marker``)."""
     markers = _ACTIVE.get()
     if markers:
         check_no_markers(markers, *dfas)
+    check_no_nest_marker(*dfas)
 
 
 def expand_markers(dfa: DFA, markers: Mapping[int, tuple[int, int]], char: DFA) -> DFA:

@@ -82,8 +82,9 @@ class DFA:
     def walk(self, data: bytes, state: int | None = None) -> tuple[int, int | None]:
         """Run ``data`` from ``state`` (default: start). Returns the final state and, when the
         walk died, the offset of the byte that led into the dead state (else ``None``). With
-        counted regions the counter runs beside (from 0), and a byte it forbids ends the walk."""
-        if self.regions is not None:
+        counted regions the counter runs beside (from 0), and a byte it forbids ends the walk;
+        with nest regions their stack runs beside (``automata.nested``)."""
+        if self.regions is not None or self.nests is not None:
             found, _, died_at = self.walk_counted(data, state)
             return found, died_at
         rows, classes = self._tables()
@@ -100,14 +101,21 @@ class DFA:
         self, data: bytes, state: int | None = None, count: int = 0
     ) -> tuple[int, int, int | None]:
         """``walk`` with the counter of the counted regions: the final state, the final counter
-        and the offset of the byte that died (the DFA's dead state or the counter's bound)."""
+        and the offset of the byte that died (the DFA's dead state or the counter's bound). In a
+        nest region the register is the region's stack instead (the regions never overlap)."""
         rows, classes = self._tables()
-        regions = self.regions
+        regions, nests = self.regions, self.nests
         current = self.start if state is None else state
         if current == 0:
             return 0, 0, 0
         for offset, byte in enumerate(data):
             target = rows[current][classes[byte]]
+            if nests is not None and nests.region[current] >= 0:
+                moved = nests.step(current, byte, target, count)
+                if moved is None:
+                    return 0, 0, offset
+                current, count = moved
+                continue
             if target == 0:
                 return 0, 0, offset
             if regions is not None:

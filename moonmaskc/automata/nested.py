@@ -25,27 +25,67 @@ int:
 
 A stack holds at most ``MAX_NEST_ENTRIES`` entries (``s`` fits the 31 bits the runtime keeps
 beside a state): values nest at most that many levels below a region's outermost container.
-A marker edge is expanded only where the stack stays deterministic: its source state has no
-other edge and does not accept, and ``r``'s bytes are not bytes a number goes on with. Otherwise
+A marker edge is expanded only where the stack stays deterministic: its source state does not
+accept and has no other edge on a byte a value starts with (``]`` beside the first element of an
+array is fine: the source keeps it), and ``r``'s bytes are not bytes a number goes on with. Otherwise
 ``NestRegionError``: the caller compiles the value of bounded depth instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import MoonmaskError
 
+NEST_MARKER = 0xFF
+"""The marker byte of a free value (one of ``automata.counted.MARKER_BYTES``, which the counted
+strings leave to it)."""
+
+NEST_CALL = 0xC1
+"""The call byte of a level automaton (``L``'s stand-in for a nested container): any byte that
+no JSON text holds; it lives only inside ``L``, never in a schema's DFA."""
+NEST_OPEN_BYTES = b"{["
+
+_ACTIVE_NEST: ContextVar[int | None] = ContextVar("moonmaskc_nest_marker", default=None)
+
 MAX_NEST_ENTRIES = 30
 """The most entries a nest region's stack holds (``s < 2**31``)."""
 
 
+_T = TypeVar("_T")
+
+
 class NestRegionError(MoonmaskError):
     """A marker edge whose value one stack cannot run: the caller writes the value out."""
+
+
+def with_nest_marker(marker: int | None, function: Callable[[], _T]) -> _T:
+    """``function()`` while every product checks its operands for ``marker``
+    (``check_no_nest_marker``); ``function()`` as it is for None."""
+    token = _ACTIVE_NEST.set(marker)
+    try:
+        return function()
+    finally:
+        _ACTIVE_NEST.reset(token)
+
+
+def check_no_nest_marker(*dfas: DFA) -> None:
+    """``NestRegionError`` when one of ``dfas`` has a live edge on the marker in use: a product
+    of free values' markers is not the product of the values they stand for."""
+    marker = _ACTIVE_NEST.get()
+    if marker is None:
+        return
+    for dfa in dfas:
+        column = int(dfa.byte_class[marker])
+        if np.any(dfa.transitions[:, column] != 0):
+            raise NestRegionError("a free value reaches a product of automata (allOf, not, oneOf, ...)")
 
 
 @dataclass(frozen=True)
@@ -127,23 +167,11 @@ class NestRegions:
 
 
 def walk(dfa: DFA, data: Iterable[int], state: int | None = None, stack: int = 0) -> tuple[int, int]:
-    """The state and stack after ``data`` from ``state`` (the start) with ``stack``; state 0
-    once a byte is refused."""
-    nests = dfa.nests
-    state = dfa.start if state is None else state
-    transitions, byte_class = dfa.transitions, dfa.byte_class
-    for byte in data:
-        target = int(transitions[state, byte_class[byte]])
-        if nests is None:
-            state = target
-        else:
-            stepped = nests.step(state, byte, target, stack)
-            if stepped is None:
-                return 0, 0
-            state, stack = stepped
-        if state == 0:
-            return 0, 0
-    return state, stack
+    """The state and stack after ``data`` from ``state`` (the start) with ``stack`` (a counted
+    region's counter where the walk is in one: ``DFA.walk_counted``); state 0 once a byte is
+    refused."""
+    found, register, _ = dfa.walk_counted(bytes(data), state, stack)
+    return (found, register) if found else (0, 0)
 
 
 def accepts(dfa: DFA, data: bytes) -> bool:
@@ -163,8 +191,9 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
     table = _byte_table(dfa)
     regions: list[tuple[int, int]] = []  # (source, exit)
     for source in sources:
-        live = np.nonzero(table[source])[0]
-        if len(live) != 1 or dfa.accepting[source]:
+        others = table[source] != 0
+        others[marker] = False
+        if dfa.accepting[source] or np.any(others & template.starts):
             raise NestRegionError("a free value shares its first byte with another value")
         regions.append((source, int(table[source, marker])))
     num_roles = level.num_states
@@ -208,8 +237,10 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
         kept = [(copy, role) for copy in range(copies) for role in template.members[copy]]
         for copy, role in kept:
             rows_state = int(ids[copy, role])
-            if rows_state == source:
-                rows[0][source] = region_rows[copy, role]
+            if rows_state == source:  # the value's first byte, or the source's other edges (``]``)
+                own = table[source].copy()
+                own[marker] = 0
+                rows[0][source] = np.where(region_rows[copy, role] != 0, region_rows[copy, role], own)
         new_rows = np.asarray(
             [region_rows[copy, role] for copy, role in kept if int(ids[copy, role]) != source], dtype=np.int32
         ).reshape(-1, 256)
@@ -249,6 +280,13 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
     distance = _distances(transitions, byte_class.reshape(-1), all_accepting, nests)
     result = DFA(transitions, byte_class.reshape(-1).astype(np.int32), all_accepting, dfa.start, distance)
     result.nests = nests
+    if dfa.regions is not None:  # counted regions: the new states lie outside them
+        added = next_state - dfa.num_states
+        result.regions = dataclasses.replace(
+            dfa.regions,
+            region=np.concatenate([dfa.regions.region, np.full(added, -1, dtype=np.int32)]),
+            role=np.concatenate([dfa.regions.role, np.full(added, -1, dtype=np.int32)]),
+        )
     return result
 
 
@@ -264,6 +302,7 @@ class _Template:
     ends: np.ndarray  # bool[roles, 256]: edges into L's final state (no edge out)
     goes_on: np.ndarray  # bool[256]: bytes on which an accepting state of L goes on
     goes_on_roles: np.ndarray  # L's accepting states with edges out: in copy 0, + the exit's
+    starts: np.ndarray  # bool[256]: the bytes a value starts with
     final_accepting: np.ndarray  # bool[roles]: L's accepting states
     call_targets: np.ndarray  # int32[roles, 256]: the L state a call enters, -1 where none
     callee: np.ndarray  # int64[roles]: the copy a call from the role enters (0: none)
@@ -309,6 +348,7 @@ class _Template:
             ends=ends,
             goes_on=goes_on,
             goes_on_roles=np.nonzero(accepting_goes_on)[0],
+            starts=inner[level.start] != 0,
             final_accepting=level.accepting & ~final,
             call_targets=call_targets,
             callee=callee,

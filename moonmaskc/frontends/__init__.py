@@ -28,3 +28,7 @@ class FrontendResult:
     # Length counters: marker byte -> (lo, hi) of ``counted_char`` (``automata.counted``).
     markers: dict[int, tuple[int, int]] = field(default_factory=dict)
     counted_char: DFA | None = None
+    # Nest regions: the marker byte of the free values, and one level of any value
+    # (``automata.nested``); None when the free values are written out.
+    nest_marker: int | None = None
+    nest_level: DFA | None = None

@@ -17,6 +17,7 @@ from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.excluded import without_words
+from moonmaskc.automata.nested import NEST_CALL
 from moonmaskc.automata.product import is_empty, union
 from moonmaskc.frontends.schema import canonical
 from moonmaskc.frontends.schema.layout import Layout
@@ -33,8 +34,7 @@ SCALARS = ir.alt(
     canonical.CANONICAL_NUMBER,
     canonical.quoted(canonical.STRING_BODY),
 )
-NEST_CALL = 0xC1
-"""The byte that stands for a nested container in ``nest_level`` (never in a schema's DFA)."""
+
 
 KeyRegions = list[tuple[tuple[int, ...], ir.Automaton]]
 

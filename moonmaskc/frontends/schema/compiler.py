@@ -29,6 +29,7 @@ from typing import Any
 
 from moonmaskc import ir
 from moonmaskc.automata.counted import with_markers
+from moonmaskc.automata.nested import NEST_MARKER, with_nest_marker
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
 from moonmaskc.frontends.deep import run_deep
@@ -139,7 +140,13 @@ class SchemaWalk:
         return ir.alt(*parts)
 
     def universe(self) -> ir.Node:
-        """Every canonical value (``true`` as a schema), as deep as the walk may still go."""
+        """Every canonical value (``true`` as a schema), as deep as the walk may still go: the
+        marker of a nest region where one may stand (outside products and key-ordered parts,
+        see ``automata.nested``), else written out to the depth left."""
+        ctx = self.ctx
+        if ctx.nest_marker is not None and ctx.budget_end is None and ctx.key_order is None:
+            ctx.nests_used = True
+            return ir.byte_set(1 << ctx.nest_marker)
         depth = self.ctx.depth_left()
         self.ctx.flags.depth_cut = True
         if depth < 0:
@@ -166,6 +173,7 @@ def compile_schema_ir(
     dropped_lengths: frozenset[str] = frozenset(),
     length_counters: bool = False,
     uncounted: frozenset[tuple[int, int]] = frozenset(),
+    nest_values: bool = False,
 ) -> FrontendResult:
     """Compile a JSON Schema (a dict, a boolean or JSON text) into byte IR, exactly (see module doc).
     ``lenient``: drop validation keywords that cannot be compiled, with a warning each (the notes
@@ -175,7 +183,10 @@ def compile_schema_ir(
     official meta-schemas are read from ``jsonschema_specifications``; nothing is downloaded).
     ``length_counters``: plain strings with long length bounds become counted regions (marker
     bytes in the IR, listed in the result's ``markers``; see ``automata.counted``), but those whose
-    (0, room) is in ``uncounted``."""
+    (0, room) is in ``uncounted``. ``nest_values``: free values (``{}``, ``true``, open objects'
+    other members) outside products become one marker byte each, for a nest region of any depth
+    (``automata.nested``; the result's ``nest_marker`` and ``nest_level``), instead of every value
+    nesting at most ``max_depth`` deep."""
     if isinstance(schema, str):
         schema = parse_schema_text(schema)
     schema, other_drafts = without_other_drafts(schema)
@@ -187,9 +198,15 @@ def compile_schema_ir(
     markers: dict[int, tuple[int, int]] = {}
     ctx.markers = markers if length_counters else None
     ctx.uncounted = uncounted
-    walk = SchemaWalk(ctx, Automata(layout, limits))
+    ctx.nest_marker = NEST_MARKER if nest_values else None
+    automata = Automata(layout, limits)
+    walk = SchemaWalk(ctx, automata)
+
+    def walked() -> ir.Node:
+        return with_markers(markers, lambda: walk.node(schema, "#"))
+
     try:
-        node = run_deep(lambda: with_markers(markers, lambda: walk.node(schema, "#")), limits)
+        node = run_deep(lambda: with_nest_marker(ctx.nest_marker, walked), limits)
     except RecursionError:
         # The walk counts its nesting against --max-nesting on a stack sized for it (deep.py):
         # no flag helps a walk that reaches Python's limit anyway.
@@ -202,7 +219,11 @@ def compile_schema_ir(
         raise lone_surrogate_error(schema) from None
     except LimitError as error:  # an automaton built during the walk (a product, say) grew too big
         raise with_costly_strings(error, ctx.string_costs) from None
-    return _result(node, ctx, whitespace)
+    result = _result(node, ctx, whitespace)
+    if ctx.nests_used and ctx.nest_marker is not None:
+        result.nest_marker = ctx.nest_marker
+        result.nest_level = automata.nest_level()
+    return result
 
 
 def _result(node: ir.Node, ctx: Context, whitespace: str) -> FrontendResult:

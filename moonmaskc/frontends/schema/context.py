@@ -174,6 +174,10 @@ class Context:
     markers: dict[int, tuple[int, int]] | None = None
     # Bounds (0, room) that an earlier attempt could not count: written out this time.
     uncounted: frozenset[tuple[int, int]] = frozenset()
+    # Nest regions (``automata.nested``): the marker byte of a free value of any depth, or None
+    # when free values are written out to the depth bound; ``nests_used`` once one is emitted.
+    nest_marker: int | None = None
+    nests_used: bool = False
 
     def __post_init__(self) -> None:
         declared = self.root.get("$schema", "") if isinstance(self.root, dict) else ""
@@ -349,6 +353,18 @@ class Context:
             self.flags = saved_flags
             saved_flags.ordered |= inner.ordered
             saved_flags.ref_cut |= inner.ref_cut
+
+    @contextmanager
+    def without_nests(self) -> Iterator[None]:
+        """Walk a part that a DFA product will take as an operand with its free values written out
+        to the depth bound, not as nest markers (a product of markers says nothing of the values
+        they stand for)."""
+        saved = self.nest_marker
+        self.nest_marker = None
+        try:
+            yield
+        finally:
+            self.nest_marker = saved
 
     @contextmanager
     def keys_ordered(self, order: KeyOrder) -> Iterator[None]:

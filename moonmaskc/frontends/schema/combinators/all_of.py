@@ -116,14 +116,19 @@ def all_of(walk: SchemaWalk, schemas: list[Any], where: str, wheres: list[str] |
             candidates = next(r for r in residue if isinstance(r, dict) and ("enum" in r or "const" in r))
             others = [r for r in residue if r is not candidates]
             return enumerated(walk, {"allOf": [merged, *others], **candidates}, where)
-        node = walk.combined(merged, where) if isinstance(merged, dict) else walk.universe()
-        for extra in residue:
-            if is_empty_node(node):
-                return ir.NOTHING
-            node = ir.Automaton(
-                intersect(walk.automata.dfa(node), walk.automata.dfa(walk.node(extra, where)), walk.limits),
-                "allOf",
-            )
+        if not residue:
+            return walk.combined(merged, where) if isinstance(merged, dict) else walk.universe()
+        with ctx.without_nests():  # operands of the products below
+            node = walk.combined(merged, where) if isinstance(merged, dict) else walk.universe()
+            for extra in residue:
+                if is_empty_node(node):
+                    return ir.NOTHING
+                node = ir.Automaton(
+                    intersect(
+                        walk.automata.dfa(node), walk.automata.dfa(walk.node(extra, where)), walk.limits
+                    ),
+                    "allOf",
+                )
         return node
     finally:
         del ctx.ref_stack[len(ctx.ref_stack) - len(pushed) :]

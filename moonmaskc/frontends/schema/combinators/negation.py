@@ -42,7 +42,8 @@ def negation(walk: SchemaWalk, rest: dict[str, Any], operand: Any, where: str) -
             # Its complement is of objects of a fixed key order: the negation written as a schema.
             ctx.flags.ordered = ordered_before
             return all_of(walk, [rest, positive], where, [where, not_where])
-    base = walk.typed(rest, where)
+    with ctx.without_nests():  # an operand of the product below
+        base = walk.typed(rest, where)
     if is_empty_node(base):
         return ir.NOTHING
     negated = complement(walk, operand, not_where, "not")

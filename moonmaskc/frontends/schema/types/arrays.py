@@ -34,6 +34,13 @@ ContainsRule = tuple[ir.Node | None, int, int | None]
 
 def array(walk: SchemaWalk, keywords: ArrayKeywords, where: str) -> ir.Node:
     """The arrays that the array keywords of the schema at ``where`` accept."""
+    if keywords.contains is not None or keywords.unique_items:
+        with walk.ctx.without_nests():  # its elements go through products
+            return _array(walk, keywords, where)
+    return _array(walk, keywords, where)
+
+
+def _array(walk: SchemaWalk, keywords: ArrayKeywords, where: str) -> ir.Node:
     ctx, automata = walk.ctx, walk.automata
     if keywords.empty:
         return ir.NOTHING

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from moonmaskc import ir
-from moonmaskc.automata.counted import MARKER_BYTES
+from moonmaskc.automata.counted import COUNTED_MARKER_BYTES
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.product import intersect
 from moonmaskc.errors import LimitError, UnsupportedError
@@ -122,9 +122,9 @@ def counted_body(walk: SchemaWalk, least: int, most: int | None) -> ir.Node | No
         return None
     marker = next((byte for byte, known in markers.items() if known == bounds), None)
     if marker is None:
-        if len(markers) == len(MARKER_BYTES):
+        if len(markers) == len(COUNTED_MARKER_BYTES):
             return None
-        marker = MARKER_BYTES[len(markers)]
+        marker = COUNTED_MARKER_BYTES[len(markers)]
         markers[marker] = bounds
     return ir.seq(ir.repeat(string_char_automaton(), least, least), ir.byte_set(1 << marker))
 

@@ -1,0 +1,164 @@
+"""Free values as nest regions (``nest_values`` / ``free_value_stacks``), on real and small schemas,
+against ``jsonschema`` and against the free values written out to the depth bound."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.counted import CountedRegionError, expand_markers
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.nested import NEST_CALL, NEST_OPEN_BYTES, NestRegionError, accepts, expand_nests
+from moonmaskc.errors import ArtifactError, MoonmaskError
+from moonmaskc.frontends.schema import compile_schema_ir
+from moonmaskc.limits import Limits
+from moonmaskc.pipeline import CompileOptions, compile_source
+from tests.schema_suite_report import CaseTimeout, _written, data_dir, serialize_instance, time_limit
+
+LIMITS = Limits(max_states=50_000)
+
+
+def nested_dfa(schema: Any) -> DFA:
+    """The schema's DFA with its free values as nest regions (and long strings counted)."""
+    result = compile_schema_ir(schema, limits=LIMITS, length_counters=True, nest_values=True)
+    dfa = compile_ir(result.node, LIMITS)
+    if result.markers and result.counted_char is not None:
+        dfa = expand_markers(dfa, result.markers, result.counted_char)
+    if result.nest_marker is not None and result.nest_level is not None:
+        dfa = expand_nests(dfa, result.nest_marker, result.nest_level, NEST_CALL, NEST_OPEN_BYTES)
+    return dfa
+
+
+def written_dfa(schema: Any) -> DFA:
+    result = compile_schema_ir(schema, limits=LIMITS)
+    return compile_ir(result.node, LIMITS)
+
+
+def maskbench_cases() -> list[Path]:
+    return sorted((data_dir() / "schemas" / "maskbench").glob("*/*.json"))
+
+
+def test_maskbench_with_free_value_stacks_accepts_no_invalid_instance_and_every_valid_one_it_did() -> None:
+    cases = maskbench_cases()
+    if not cases:
+        pytest.skip(f"MaskBench is not in {data_dir()} (set MOONMASKC_DATA)")
+    stacked = checked = deep = 0
+    for path in cases[::3]:  # a third of them, every subset
+        case = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            with time_limit(10):
+                nested = nested_dfa(case["schema"])
+                written = written_dfa(case["schema"])
+        except (MoonmaskError, CountedRegionError, NestRegionError, CaseTimeout, RecursionError):
+            continue
+        if nested.nests is None:
+            continue
+        stacked += 1
+        for test in case.get("tests", []):
+            try:
+                data = serialize_instance(test["data"], case["schema"])
+            except (TypeError, ValueError):
+                continue
+            checked += 1
+            if not test["valid"]:
+                assert not accepts(nested, data), (path.name, data[:200])
+            elif written.accepts(data):
+                assert accepts(nested, data), (path.name, data[:200])
+            elif accepts(nested, data):
+                deep += 1
+    assert stacked >= 50 and checked >= 150
+    assert deep >= 1  # a valid instance nested past --max-depth, accepted with the stack
+
+
+OPEN = {
+    "type": "object",
+    "properties": {"id": {"type": "integer"}, "tags": {"type": "array"}, "extra": {}},
+    "required": ["id"],
+}
+
+
+def depth_of(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((depth_of(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((depth_of(v) for v in value), default=0)
+    return 0
+
+
+@pytest.mark.parametrize(
+    ("schema", "product"),
+    [
+        (OPEN, False),
+        ({"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}}, False),
+        ({"type": "object", "properties": {"s": {"type": "string", "maxLength": 300}}}, False),
+        (True, False),
+        # Operands of products keep their free values written out to the depth bound (as without
+        # stacks): deeper values there are refused, never accepted wrongly.
+        ({"allOf": [OPEN, {"not": {"required": ["tags"]}}]}, True),
+        (
+            {
+                "type": "object",
+                "properties": {"n": {"type": "number"}},
+                "not": {"properties": {"n": {"const": 1}}},
+            },
+            True,
+        ),
+        ({"type": "array", "contains": {"type": "object"}, "minContains": 2}, True),
+    ],
+)
+def test_small_schemas_with_free_value_stacks_agree_with_jsonschema(schema: Any, product: bool) -> None:
+    nested = nested_dfa(schema)
+    deep = {"x": [[{"y": [1, {"z": [[[]]]}]}]]}
+    values: list[Any] = [
+        {"id": 1},
+        {"id": 1, "tags": [deep, "a"], "extra": deep, "other": {"k": [deep]}},
+        {"id": "1"},
+        {"id": 1, "tags": {}},
+        {"tags": []},
+        [{"a": "x", "b": deep}],
+        [{"a": 1}],
+        [{}, {}, {}],
+        {"n": 1},
+        {"n": 2, "m": deep},
+        {"s": "x" * 300},
+        {"s": "x" * 301, "t": deep},
+        deep,
+        [1, "2", None, True, -0.5, {"": {}}],
+    ]
+    validator = jsonschema.validators.validator_for(schema if isinstance(schema, dict) else {})(schema)
+    for value in values:
+        data = _written(value).encode()
+        expected = validator.is_valid(value)
+        if isinstance(schema, dict) and "properties" in schema and isinstance(value, dict):
+            data = serialize_instance(value, schema)
+        if product and depth_of(value) > 3:
+            assert expected or not accepts(nested, data), (schema, value)
+        else:
+            assert accepts(nested, data) == expected, (schema, value)
+
+
+def test_the_pipeline_runs_the_stacks_without_a_token_table_and_writes_them_out_with_one() -> None:
+    options = CompileOptions(free_value_stacks=True, tokenizer=None)
+    artifact = compile_source("schema", OPEN, options)
+    assert artifact.dfa.nests is not None
+    assert "nest up to 31 levels" in artifact.metadata["notes"]["free_value_stacks"]
+    assert "(?#any JSON value)" in artifact.metadata["grammar"]
+    assert accepts(artifact.dfa, b'{"id":1,"extra":' + b"[" * 20 + b"]" * 20 + b"}")
+    with pytest.raises(ArtifactError, match="does not hold yet"):
+        artifact.to_arrays()
+    linked = compile_source("schema", OPEN, CompileOptions(free_value_stacks=True, tokenizer="bytes"))
+    assert linked.dfa.nests is None
+    assert "not used: the token table does not serve" in linked.metadata["notes"]["free_value_stacks"]
+    deep = b'{"id":1,"extra":' + b"[" * 8 + b"]" * 8 + b"}"
+    assert linked.dfa.accepts(b'{"id":1,"extra":[[[]]]}') and not linked.dfa.accepts(deep)
+    assert accepts(artifact.dfa, deep)
+
+
+def test_free_values_are_written_out_unless_asked_for() -> None:
+    artifact = compile_source("schema", OPEN, CompileOptions(tokenizer=None))
+    assert artifact.dfa.nests is None and "free_value_stacks" not in artifact.metadata["notes"]
