@@ -19,6 +19,7 @@ from moonmaskc.automata.nested import MAX_NEST_ENTRIES, NestRegionError, accepts
 from moonmaskc.frontends.schema.automata import NEST_CALL, Automata
 from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.limits import Limits
+from tests.oracles.json_values import nesting_depth
 
 MARKER = 0xC0
 FREE = ir.literal(bytes([MARKER]))
@@ -49,14 +50,6 @@ def pair(host: str, policy: str = "compact", depth: int = 3) -> tuple[DFA, DFA]:
     nested = expand_nests(compile_ir(build(FREE)), MARKER, automata.nest_level(), NEST_CALL, b"{[")
     bounded = compile_ir(build(automata.universe_leaf(depth)))
     return nested, bounded
-
-
-def depth_of(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((depth_of(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((depth_of(v) for v in value), default=0)
-    return 0
 
 
 SCALAR = st.one_of(
@@ -111,10 +104,10 @@ def test_a_nest_region_accepts_what_the_bounded_value_accepts_within_its_depth(
     nested, bounded = NESTED[host]
     for text in written(host, canonical(value)):
         assert accepts(nested, text)
-        if depth_of(value) <= 3:
+        if nesting_depth(value) <= 3:
             assert bounded.accepts(text)
         mangled = text[:cut] + tail
-        if depth_of(value) <= 2:
+        if nesting_depth(value) <= 2:
             assert accepts(nested, mangled) == bounded.accepts(mangled), mangled
 
 
@@ -128,7 +121,7 @@ def test_a_nest_region_follows_the_layout(policy: str, value: Any, spaces: bytes
     nested, bounded = FLEXIBLE[policy]
     text = json.dumps(value, indent=1 if spaces else None, ensure_ascii=False).encode()
     text = b'{"a":' + text + b"}"
-    if depth_of(value) <= 3:
+    if nesting_depth(value) <= 3:
         assert accepts(nested, text) == bounded.accepts(text)
 
 

@@ -18,6 +18,7 @@ from moonmaskc.errors import ArtifactError, MoonmaskError
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.limits import Limits
 from moonmaskc.pipeline import CompileOptions, compile_source
+from tests.oracles.json_values import nesting_depth
 from tests.schema_suite_report import CaseTimeout, _written, data_dir, serialize_instance, time_limit
 
 LIMITS = Limits(max_states=50_000)
@@ -82,14 +83,6 @@ OPEN = {
 }
 
 
-def depth_of(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((depth_of(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((depth_of(v) for v in value), default=0)
-    return 0
-
-
 @pytest.mark.parametrize(
     ("schema", "product"),
     [
@@ -136,7 +129,7 @@ def test_small_schemas_with_free_value_stacks_agree_with_jsonschema(schema: Any,
         expected = validator.is_valid(value)
         if isinstance(schema, dict) and "properties" in schema and isinstance(value, dict):
             data = serialize_instance(value, schema)
-        if product and depth_of(value) > 3:
+        if product and nesting_depth(value) > 3:
             assert expected or not accepts(nested, data), (schema, value)
         else:
             assert accepts(nested, data) == expected, (schema, value)

@@ -199,14 +199,6 @@ def _dfa(name: str) -> DFA:
     return _compiled[name]
 
 
-def _depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
-    return 0
-
-
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=_values)
@@ -280,6 +272,7 @@ class Blocker:
         return None
 sys.meta_path.insert(0, Blocker())
 import moonmaskc
+from tests.oracles.json_values import nesting_depth
 artifact = moonmaskc.compile_schema(json.loads(sys.argv[1]), tokenizer=None)
 print(artifact.match(sys.argv[2]).accepted)
 """

@@ -25,6 +25,7 @@ from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.frontends.schema.canonical import serialize
 from moonmaskc.frontends.schema.unevaluated import MAX_CASES
+from tests.oracles.json_values import nesting_depth
 
 D2019 = "https://json-schema.org/draft/2019-09/schema"
 D2020 = "https://json-schema.org/draft/2020-12/schema"
@@ -338,14 +339,6 @@ def _item_schema(parts: list[dict[str, Any]], index: int) -> Any:
     return None
 
 
-def depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((depth(v) for v in value), default=0)
-    return 0
-
-
 def check(name: str, value: Any) -> bool:
     """The canonical text is accepted exactly when the value is valid (a valid value nested deeper
     than ``--max-depth``, 3, may be cut by a complement's bound: it must then be rejected); no
@@ -354,7 +347,7 @@ def check(name: str, value: Any) -> bool:
     valid = validator_of(schema).is_valid(value)
     text = serialize(canonical(value, schema, schema))
     accepted = dfa_of(name).accepts(text.encode("utf-8"))
-    assert accepted == valid or (valid and depth(value) > 3), (name, text, valid)
+    assert accepted == valid or (valid and nesting_depth(value) > 3), (name, text, valid)
     if not valid and isinstance(value, dict) and 1 < len(value) <= 4:
         for keys in itertools.permutations(value):
             reordered = serialize({k: value[k] for k in keys})
