@@ -73,3 +73,37 @@ def dynamic_tokens(
         if reached.size:
             found[key] = np.sort(reached).astype(np.int32)
     return found
+
+
+def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
+    """For every state of ``dfa`` (with nest regions), the tokens whose walk from it reaches a pop:
+    ``(offsets, ids)``, int32[num_states + 1] and int32[n], the ids of state ``q`` being
+    ``ids[offsets[q]:offsets[q + 1]]`` in increasing order. Unlike ``dynamic_tokens`` this holds
+    the states outside regions too: a token may enter a region, open two containers and close one
+    (``:[[]``). From the token table of a probe of the whole DFA, every pop edge led into an
+    absorbing accepting state."""
+    from moonmaskc.token_table import build_token_table
+
+    nests = dfa.nests
+    if nests is None:
+        raise ValueError("the DFA has no nest regions")
+    table = dfa.transitions[:, dfa.byte_class]
+    states = table.shape[0]
+    popped = states
+    probe = np.vstack([table, np.full((1, 256), popped, np.int32)])
+    nested = np.nonzero((nests.region >= 0) & (nests.copy >= 1))[0]
+    for state in nested.tolist():
+        probe[state, nests.pops[int(nests.role[state])]] = popped
+    accepting = np.concatenate([dfa.accepting, [True]])
+    columns, byte_class = np.unique(probe.T, axis=0, return_inverse=True)
+    probe_dfa = DFA(np.ascontiguousarray(columns.T), byte_class.reshape(-1), accepting, dfa.start)
+    probe_table = build_token_table(probe_dfa, vocabulary)
+    offsets = np.zeros(states + 1, dtype=np.int64)
+    found: list[np.ndarray] = []
+    for state in range(1, states):
+        allowed = probe_table.allowed(state)
+        reached = allowed[probe_table.next_of(state) == popped] if allowed.size else allowed
+        found.append(np.sort(reached).astype(np.int32))
+        offsets[state + 1] = offsets[state] + reached.size
+    ids = np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
+    return offsets.astype(np.int32), ids.astype(np.int32)

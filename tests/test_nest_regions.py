@@ -256,3 +256,41 @@ def test_the_dynamic_tokens_are_those_whose_walk_reaches_a_pop() -> None:
         checked += 1
     assert checked > 100
     assert found  # "}" after a member, '"}' in a string, "[]" at a value, ...
+
+
+def test_the_dynamic_tokens_of_every_state_include_those_that_enter_a_region_first() -> None:
+    from moonmaskc.nest_tokens import dynamic_tokens_of
+    from moonmaskc.vocabulary import Vocabulary
+
+    tokens = [*TOKENS, b'{"a":[[]', b":[[1]", b'"a":[{}]']
+    vocabulary = Vocabulary.from_tokens(tokens, eos_id=0)
+    nested, _ = NESTED["member"]
+    assert nested.nests is not None
+    offsets, ids = dynamic_tokens_of(nested, vocabulary)
+    assert offsets.shape == (nested.num_states + 1,) and offsets[-1] == ids.size
+    for state in range(1, nested.num_states):
+        expected = []
+        for token, data in enumerate(tokens):
+            if not data:
+                continue
+            current, stack, popped = state, 0, False
+            if nested.nests.copy[state] >= 1:
+                stack = 1 << 20  # deep enough that no pop of this token empties it
+            for byte in data:
+                role = int(nested.nests.role[current])
+                if (
+                    nested.nests.region[current] >= 0
+                    and nested.nests.copy[current] >= 1
+                    and nested.nests.pops[role, byte]
+                ):
+                    popped = True
+                    break
+                following = walk(nested, [byte], current, stack)
+                if not following[0]:
+                    break
+                current, stack = following
+            if popped:
+                expected.append(token)
+        assert ids[offsets[state] : offsets[state + 1]].tolist() == expected, state
+    start_ids = ids[offsets[nested.start] : offsets[nested.start + 1]].tolist()
+    assert tokens.index(b'{"a":[[]') in start_ids  # enters the region, opens two, closes one
