@@ -358,8 +358,8 @@ def _lenient_rounds(
                 result.notes["length_counters"] = f"not used: {options.counters_off}"
             if dfa.nests is not None:
                 result.notes["free_value_stacks"] = (
-                    "values that {} or true accepts (and open objects' other members) nest up to "
-                    f"{MAX_NEST_ENTRIES + 1} levels, with a bracket stack beside the automaton"
+                    "values that {} or true accepts (and open objects' other members) nest at least "
+                    f"{MAX_NEST_ENTRIES + 1} levels deep, with a bracket stack beside the automaton"
                 )
             elif options.stacks_off is not None:
                 result.notes["free_value_stacks"] = f"not used: {options.stacks_off}"
@@ -507,8 +507,6 @@ def link(
     from moonmaskc.token_table import build_token_table
     from moonmaskc.vocabulary import load_vocabulary
 
-    if artifact.dfa.nests is not None:
-        raise NestRegionError("the token table does not serve a free value's bracket stack yet")
     started = time.perf_counter()
     vocabulary = load_vocabulary(tokenizer, eos=eos)
     max_cells = (limits or Limits()).max_table_cells

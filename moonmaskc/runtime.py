@@ -201,6 +201,22 @@ class Guide:
         if artifact.token_table is None:
             raise ArtifactError("the artifact holds no token table: compile it with a tokenizer")
         dfa = artifact.dfa
+        if dfa.nests is not None:
+            from moonmaskc.runtime_nested import NestGuide
+
+            nested = NestGuide(
+                artifact.token_table,
+                dfa.accepting,
+                dfa.distance,
+                dfa.start,
+                artifact.metadata,
+                dfa.regions,
+                dfa.nests,
+                dfa.transitions,
+                dfa.byte_class,
+            )
+            nested.check_tokenizer(tokenizer)
+            return nested
         if dfa.regions is not None:
             counted = (dfa.regions, dfa.transitions, dfa.byte_class)
             guide = _counted_guide(

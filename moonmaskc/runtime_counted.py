@@ -58,6 +58,8 @@ class CountedGuide(Guide):
     ) -> None:
         super().__init__(table, accepting, distance, start, metadata)
         counts = getattr(table, "region_counts", None)
+        if counts is None and regions.num_regions == 0:  # a nest guide's DFA without counted ones
+            counts = np.zeros((0, len(table.token_class)), dtype=np.int16)
         if counts is None:
             raise ArtifactError("the artifact has counted regions but its token table no character counts")
         if counts.shape[0] != regions.num_roles or transitions.shape[0] != self.num_states:

@@ -76,6 +76,9 @@ class TokenTable:
     # Counted regions (``moonmaskc.counted_tokens``): int16[roles, vocab], the characters each
     # token starts from each role of a region; None for a DFA without regions.
     region_counts: np.ndarray | None = None
+    # Nest regions (``moonmaskc.nest_tokens.dynamic_tokens_of``): per state, the tokens whose walk
+    # reaches a pop (offsets int32[states + 1], ids int32[n]); None for a DFA without them.
+    nest_dynamic: tuple[np.ndarray, np.ndarray] | None = None
     _allowed_cache: dict[int, np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -327,7 +330,26 @@ def build_token_table(
     )
     if dfa.regions is not None:
         table.region_counts = _counted_regions(dfa, table)
+    if dfa.nests is not None:
+        table.nest_dynamic = _nest_regions(dfa, vocabulary)
     return table
+
+
+def _nest_regions(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens each state's stack decides (``nest_tokens.dynamic_tokens_of``), once the fact
+    the runtime's budgets rest on holds: every byte is a token of its own, so that a shortest
+    ending in bytes is one in tokens (else ``NestRegionError``: the compile writes the free
+    values out)."""
+    from moonmaskc.automata.nested import NestRegionError
+    from moonmaskc.nest_tokens import dynamic_tokens_of
+
+    singles = {data for data in vocabulary.token_bytes if len(data) == 1}
+    if len(singles) < 256:
+        raise NestRegionError(
+            f"the vocabulary spells only {len(singles)} of the 256 bytes as a token of its own, "
+            "which a free value's stack needs to keep its budgets"
+        )
+    return dynamic_tokens_of(dfa, vocabulary)
 
 
 _COUNTS_CACHE: dict[tuple[str, bytes], np.ndarray] = {}

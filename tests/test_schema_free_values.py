@@ -14,7 +14,7 @@ from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.counted import CountedRegionError, expand_markers
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.nested import NEST_CALL, NEST_OPEN_BYTES, NestRegionError, accepts, expand_nests
-from moonmaskc.errors import ArtifactError, MoonmaskError
+from moonmaskc.errors import MoonmaskError
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.limits import Limits
 from moonmaskc.pipeline import CompileOptions, compile_source
@@ -135,21 +135,29 @@ def test_small_schemas_with_free_value_stacks_agree_with_jsonschema(schema: Any,
             assert accepts(nested, data) == expected, (schema, value)
 
 
-def test_the_pipeline_runs_the_stacks_without_a_token_table_and_writes_them_out_with_one() -> None:
+def test_the_pipeline_runs_the_stacks_and_writes_them_out_for_a_vocabulary_without_every_byte() -> None:
+    from moonmaskc.vocabulary import Vocabulary
+
     options = CompileOptions(free_value_stacks=True, tokenizer=None)
     artifact = compile_source("schema", OPEN, options)
     assert artifact.dfa.nests is not None
-    assert "nest up to 31 levels" in artifact.metadata["notes"]["free_value_stacks"]
+    assert "nest at least 31 levels deep" in artifact.metadata["notes"]["free_value_stacks"]
     assert "(?#any JSON value)" in artifact.metadata["grammar"]
-    assert accepts(artifact.dfa, b'{"id":1,"extra":' + b"[" * 20 + b"]" * 20 + b"}")
-    with pytest.raises(ArtifactError, match="does not hold yet"):
-        artifact.to_arrays()
-    linked = compile_source("schema", OPEN, CompileOptions(free_value_stacks=True, tokenizer="bytes"))
-    assert linked.dfa.nests is None
-    assert "not used: the token table does not serve" in linked.metadata["notes"]["free_value_stacks"]
-    deep = b'{"id":1,"extra":' + b"[" * 8 + b"]" * 8 + b"}"
-    assert linked.dfa.accepts(b'{"id":1,"extra":[[[]]]}') and not linked.dfa.accepts(deep)
+    deep = b'{"id":1,"extra":' + b"[" * 20 + b"]" * 20 + b"}"
     assert accepts(artifact.dfa, deep)
+    linked = compile_source("schema", OPEN, CompileOptions(free_value_stacks=True, tokenizer="bytes"))
+    assert linked.dfa.nests is not None and linked.token_table is not None
+    assert linked.token_table.nest_dynamic is not None
+    # Without a token for every byte, budgets could not rest on the bytes: written out.
+    tokens = [b"", *[bytes([b]) for b in range(256) if b != ord("~")]]
+    vocabulary = Vocabulary.from_tokens(tokens, eos_id=0)
+    written = compile_source("schema", OPEN, CompileOptions(free_value_stacks=True, tokenizer=vocabulary))
+    assert written.dfa.nests is None
+    assert (
+        "not used: the vocabulary spells only 255 of the 256 bytes"
+        in written.metadata["notes"]["free_value_stacks"]
+    )
+    assert not written.dfa.accepts(deep)
 
 
 def test_free_values_are_written_out_unless_asked_for() -> None:

@@ -1,0 +1,344 @@
+"""The runtime of an artifact with nest regions: a guide whose states carry a bracket stack.
+
+Takes: what a ``CountedGuide`` takes (its counted regions may be none), plus the DFA's nest
+regions (``moonmaskc.automata.nested``) and the table's dynamic tokens
+(``TokenTable.nest_dynamic``: per state, the tokens whose walk reaches a pop). Hands on: a
+``NestGuide``, the ``Guide`` API unchanged, where a state is one int, ``q + (s << 32)``: the DFA
+state ``q`` and, inside a nested container of a region, its stack ``s`` (0 elsewhere, so the state
+is ``q`` as in any guide; a counted region's states carry their counter there instead).
+
+- A mask is the row of ``q`` (the tokens that need no pop, with their next states) and the
+  dynamic tokens of ``q`` that the stack lets through, found by walking their bytes with the stack
+  and kept per ``(q, s)``.
+- ``advance`` walks the bytes of a token with the stack (and a counted region's counter) whenever
+  ``q``, the next state or the token involves a nest region: a static token may push.
+- Budgets: the fewest tokens to the end, eos included, are bounded by a count that is reachable
+  and falls by one along a shortest ending: inside a nested container the fewest *bytes*,
+  ``distance[q] + entries(s)``, plus eos (every byte is a token: the table build checks it);
+  elsewhere the table's fewest tokens. A token is allowed under ``tokens_left`` when that bound
+  after it fits in ``tokens_left - 1``; pushes of a static token are bounded by its opening
+  brackets. Near the end of a budget a guide may so refuse a token that could still have ended.
+
+Only numpy and the standard library are imported.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from moonmaskc.automata.counted import Regions
+from moonmaskc.automata.nested import MAX_NEST_ENTRIES, NestRegions
+from moonmaskc.errors import ArtifactError, RuntimeInputError
+from moonmaskc.runtime import Guide
+from moonmaskc.runtime_counted import STATE_BITS, STATE_MASK, CountedGuide
+
+if TYPE_CHECKING:
+    from moonmaskc.runtime_table import ServingTable
+    from moonmaskc.token_table import TokenTable
+
+_CACHED = 4096
+
+
+class NestGuide(CountedGuide):
+    """A guide over a DFA with nest regions (see the module docstring)."""
+
+    def __init__(
+        self,
+        table: TokenTable | ServingTable,
+        accepting: np.ndarray,
+        distance: np.ndarray,
+        start: int,
+        metadata: dict[str, Any] | None,
+        regions: Regions | None,
+        nests: NestRegions,
+        transitions: np.ndarray,
+        byte_class: np.ndarray,
+    ) -> None:
+        states = transitions.shape[0]
+        if regions is None:
+            empty = np.zeros(0, dtype=np.int32)
+            regions = Regions(
+                np.full(states, -1, np.int32), np.full(states, -1, np.int32), empty, empty, empty
+            )
+        super().__init__(table, accepting, distance, start, metadata, regions, transitions, byte_class)
+        dynamic = getattr(table, "nest_dynamic", None)
+        if dynamic is None:
+            raise ArtifactError("the artifact has nest regions but its token table no dynamic tokens")
+        offsets, ids = dynamic
+        if offsets.shape != (states + 1,) or nests.region.shape != (states,):
+            raise ArtifactError("the dynamic tokens or the nest regions do not match the DFA")
+        self._nests = nests
+        self._offsets: list[int] = offsets.tolist()
+        self._dynamic_ids = ids
+        self._nest_region: list[int] = nests.region.tolist()
+        self._nest_copy: list[int] = nests.copy.tolist()
+        self._nested = nests.copy >= 1  # bool[states]: inside a nested container
+        self._masks: dict[tuple[int, int], tuple[np.ndarray, list[tuple[int, int]]]] = {}
+        self._loose: dict[tuple[int, int], int] = {}
+
+    # states --------------------------------------------------------------------------------------
+
+    def _split(self, state: Any) -> tuple[int, int]:
+        """``state`` as (DFA state, counter or stack), or ``RuntimeInputError``."""
+        if isinstance(state, bool | np.bool_) or not isinstance(state, int | np.integer):
+            raise RuntimeInputError(f"a state must be an int, not {type(state).__name__}")
+        value = int(state)
+        q, register = value & STATE_MASK, value >> STATE_BITS
+        if value < 0 or q >= self._num_states:
+            raise RuntimeInputError(f"state {state} is not a state of this guide")
+        if self._nest_region[q] < 0:
+            return super()._split(state)
+        copy = self._nest_copy[q]
+        if (copy == 0) != (register == 0) or self._nests.entries(register) > MAX_NEST_ENTRIES:
+            raise RuntimeInputError(f"state {state} carries a stack its DFA state cannot have")
+        return q, register
+
+    def _dfa_state(self, state: Any) -> int:
+        return self._split(state)[0]
+
+    def mask_key(self, state: int) -> object:
+        q, register = self._split(state)
+        if self._nest_region[q] >= 0 or self._offsets[q] != self._offsets[q + 1]:
+            return ("nest", q, register)
+        return super().mask_key(state)
+
+    def _plain(self, q: int) -> bool:
+        """Whether a ``CountedGuide`` serves ``q`` as it is: outside nest regions, no dynamic
+        token, no token into a nested container."""
+        return self._nest_region[q] < 0 and not self._involved(q) and not self._entering[q]
+
+    def _involved(self, q: int) -> bool:
+        """Whether the row of ``q`` alone may not be the whole mask: ``q`` has dynamic tokens."""
+        return self._offsets[q] != self._offsets[q + 1]
+
+    # the stack ---------------------------------------------------------------------------------
+
+    def _walk(self, q: int, register: int, data: bytes) -> tuple[int, int] | None:
+        """The DFA state and register after ``data`` from ``(q, register)``; None when refused."""
+        rows, classes, nests, regions = self._rows, self._byte_class, self._nests, self._regions
+        current = q
+        for byte in data:
+            target = rows[current][classes[byte]]
+            if self._nest_region[current] >= 0:
+                moved = nests.step(current, byte, target, register)
+                if moved is None:
+                    return None
+                current, register = moved
+                continue
+            if not target:
+                return None
+            stepped = regions.counter_step(current, target, register)
+            if stepped is None:
+                return None
+            current, register = target, stepped
+        return current, register
+
+    def _dynamic(self, q: int, register: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        """The dynamic tokens of ``q`` that ``register`` lets through, and where each leads."""
+        key = (q, register)
+        found = self._masks.get(key)
+        if found is None:
+            ids: list[int] = []
+            following: list[tuple[int, int]] = []
+            token_bytes = self._token_bytes
+            for token in self._dynamic_ids[self._offsets[q] : self._offsets[q + 1]].tolist():
+                moved = self._walk(q, register, token_bytes[token])
+                if moved is not None:
+                    ids.append(token)
+                    following.append(moved)
+            array = np.asarray(ids, dtype=np.int32)
+            array.flags.writeable = False
+            if len(self._masks) >= _CACHED:
+                self._masks.clear()
+            found = self._masks[key] = (array, following)
+        return found
+
+    @cached_property
+    def _brackets(self) -> np.ndarray:
+        """int64[vocab]: the opening brackets of each token (a bound on the pushes it makes)."""
+        counts = np.zeros(self._vocab_size, dtype=np.int64)
+        for token, data in enumerate(self._token_bytes):
+            counts[token] = data.count(b"{") + data.count(b"[")
+        return counts
+
+    def _bound(self, q: int, register: int) -> int:
+        """Tokens, eos included, that surely end the text from ``(q, register)`` (see the module
+        docstring); -1 where none does."""
+        if self._nested[q]:
+            return int(self._distance[q]) + self._nests.entries(register) + 1
+        return self.budget_rule().fewest(q)
+
+    # masks ---------------------------------------------------------------------------------------
+
+    def _unbudgeted(self, q: int, register: int) -> np.ndarray:
+        static = self.table.allowed(q)
+        if not self._involved(q):
+            return static
+        dynamic, _ = self._dynamic(q, register)
+        if dynamic.size == 0:
+            return static
+        ids = np.union1d(static, dynamic).astype(np.int32)
+        ids.flags.writeable = False
+        return ids
+
+    def _budgeted(self, q: int, register: int, tokens_left: Any) -> np.ndarray | None:
+        """The ids allowed within ``tokens_left`` (None: the unbudgeted ones)."""
+        if isinstance(tokens_left, bool) or not isinstance(tokens_left, int | np.integer) or tokens_left < 1:
+            raise RuntimeInputError(f"tokens_left must be a positive int, not {tokens_left!r}")
+        left = int(tokens_left)
+        entries = self._nests.entries(register)
+        key = (q, register if self._involved(q) else entries)
+        loose = self._loose.get(key)
+        if loose is not None and left >= loose:
+            return None
+        static = self.table.allowed(q)
+        following = self._next.dense_row(q)[self._token_class[static]]
+        steps = self.budget_rule().steps.astype(np.int64)
+        bound = np.where(
+            self._nested[following],
+            self._distance[following].astype(np.int64) + entries + self._brackets[static] + 1,
+            np.where(steps[following] > 0, steps[following], np.iinfo(np.int64).max // 4),
+        )
+        is_eos = static == self._eos
+        bound[is_eos] = 1 if self._accepting[q] else np.iinfo(np.int64).max // 4
+        dynamic, moved = self._dynamic(q, register) if self._involved(q) else (np.zeros(0, np.int32), [])
+        dynamic_bound = np.asarray([self._bound(n, r) for n, r in moved], dtype=np.int64)
+        dynamic_bound[dynamic_bound <= 0] = np.iinfo(np.int64).max // 4
+        if loose is None:
+            largest = int(max(bound.max(initial=0), dynamic_bound.max(initial=0)))
+            loose = self._loose[key] = largest + 1 if largest < np.iinfo(np.int64).max // 4 else 1 << 62
+            if left >= loose:
+                return None
+        kept_static = static[np.where(is_eos, bound <= left, bound + 1 <= left)]
+        kept_dynamic = dynamic[dynamic_bound + 1 <= left]
+        ids = np.union1d(kept_static, kept_dynamic).astype(np.int32)
+        if ids.size == 0:
+            raise RuntimeInputError(
+                f"state {q} cannot end within {left} tokens (it needs {self._bound(q, register)})"
+            )
+        ids.flags.writeable = False
+        return ids
+
+    def allowed(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:
+        q, register = self._split(state)
+        if self._plain(q):
+            return super().allowed(state, tokens_left=tokens_left)
+        if tokens_left is not None:
+            budgeted = self._budgeted(q, register, tokens_left)
+            if budgeted is not None:
+                return budgeted
+        return self._unbudgeted(q, register)
+
+    @cached_property
+    def _entering(self) -> np.ndarray:
+        """bool[states]: states with a token that leads into a nested container (the table's
+        fewest tokens do not hold there: the nest budget decides)."""
+        following = self.table.next_table
+        entering = np.zeros(self._num_states, dtype=bool)
+        for q in range(1, self._num_states):
+            if self._nest_region[q] >= 0:
+                continue
+            targets = following.dense_row(q)
+            entering[q] = bool(np.any(self._nested[targets[targets != 0]]))
+        return entering
+
+    def mask(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:
+        q, _ = self._split(state)
+        if self._plain(q):
+            return super().mask(state, tokens_left=tokens_left)
+        return self._pack(self.allowed(state, tokens_left=tokens_left))
+
+    def _pack(self, ids: np.ndarray) -> np.ndarray:
+        bits = np.zeros(self._words * 32, dtype=np.uint8)
+        bits[ids] = 1
+        packed = np.packbits(bits.reshape(-1, 32)[:, ::-1], axis=1).view(">u4").reshape(-1).astype(np.uint32)
+        packed.flags.writeable = False
+        return packed
+
+    def fill_bitmask(self, state: int, out: Any, row: int = 0, *, tokens_left: int | None = None) -> None:
+        q, _ = self._split(state)
+        if self._plain(q):
+            super().fill_bitmask(state, out, row, tokens_left=tokens_left)
+            return
+        self._check_bitmask(out, row)
+        self._copy_row(self.mask(state, tokens_left=tokens_left), out, row)
+
+    # transitions ---------------------------------------------------------------------------------
+
+    def advance(self, state: int, token: int) -> int | None:
+        q, register = self._split(state)
+        if isinstance(token, bool | np.bool_) or not isinstance(token, int | np.integer):
+            raise RuntimeInputError(f"a token must be an int id, not {type(token).__name__}")
+        if not 0 <= token < self._vocab_size:
+            raise RuntimeInputError(f"token {token} is outside the vocabulary (0..{self._vocab_size - 1})")
+        token = int(token)
+        following = Guide.advance(self, q, token)
+        if token == self._eos:
+            return state if following is not None and register == 0 else None
+        touches = self._nest_region[q] >= 0 or (following is not None and self._nest_region[following] >= 0)
+        if not touches and not self._involved(q):
+            return super().advance(state, token)
+        moved = self._walk(q, register, self._token_bytes[token])
+        if moved is None:
+            return None
+        current, stack = moved
+        if following is not None and current != following:
+            raise ArtifactError(f"token {token} from state {state}: the artifact's tables disagree")
+        return current | (stack << STATE_BITS)
+
+    def is_accept(self, state: int) -> bool:
+        q, register = self._split(state)
+        return bool(self._accepting[q]) and (self._nest_region[q] < 0 or register == 0)
+
+    def distance(self, state: int) -> int:
+        q, register = self._split(state)
+        if self._nest_region[q] >= 0:
+            return self._nests.completion(self._distance, q, register)
+        return int(self._distance[q])
+
+    def fewest_tokens(self, state: int) -> int:
+        q, register = self._split(state)
+        return self._bound(q, register)
+
+    def loose_budget(self, state: int) -> int:
+        q, register = self._split(state)
+        if self._plain(q):
+            return super().loose_budget(state)
+        self._budgeted(q, register, 1 << 40)
+        entries = self._nests.entries(register)
+        return self._loose[(q, register if self._involved(q) else entries)]
+
+    def decreasing(self, state: int) -> np.ndarray:
+        q, register = self._split(state)
+        if self._plain(q):
+            return super().decreasing(state)
+        here = self.distance(state)
+        ids = [
+            token
+            for token in self._unbudgeted(q, register).tolist()
+            if token != self._eos
+            and (moved := self._walk(q, register, self._token_bytes[token])) is not None
+            and self.distance(moved[0] | (moved[1] << STATE_BITS)) < here
+        ]
+        return np.asarray(ids, dtype=np.int32)
+
+    def finishing(self, state: int) -> np.ndarray:
+        q, register = self._split(state)
+        if self._plain(q):
+            return super().finishing(state)
+        return self.allowed(state, tokens_left=max(1, self._bound(q, register)))
+
+    def monkey_step(self, state: int, rng: Any, steps_left: int) -> int | None:
+        q, register = self._split(state)
+        if self._plain(q):
+            return super().monkey_step(state, rng, steps_left)
+        from moonmaskc.runtime_sampling import choose_uniform
+
+        fewest = self._bound(q, register)
+        candidates = self.allowed(state, tokens_left=max(int(steps_left), fewest))
+        if len(candidates) == 0:
+            return None
+        return int(candidates[choose_uniform(rng, len(candidates))])
