@@ -90,11 +90,6 @@ class Artifact:
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         dfa = self.dfa
-        if dfa.nests is not None:
-            raise ArtifactError(
-                "this artifact's free values run with a bracket stack (free_value_stacks), which "
-                "the artifact format does not hold yet: compile without it to save"
-            )
         arrays: dict[str, np.ndarray] = {
             "format": np.array(FORMAT_NAME),
             "format_version": np.array(FORMAT_VERSION, dtype=np.int32),
@@ -115,6 +110,11 @@ class Artifact:
                 dfa_region_high=regions.high.astype(np.int32),
                 dfa_region_boundary=regions.boundary.astype(np.int32),
             )
+        if dfa.nests is not None:
+            from moonmaskc.nest_format import NEST_FORMAT_VERSION, nest_arrays
+
+            arrays["format_version"] = np.array(NEST_FORMAT_VERSION, dtype=np.int32)
+            arrays.update(nest_arrays(dfa.nests))
         if self.token_table is not None:
             table_arrays = self.token_table.to_arrays()
             clash = set(table_arrays) & set(arrays)
@@ -149,7 +149,8 @@ def read_arrays(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
         raise ArtifactError(f"{location} lacks the arrays {', '.join(missing)}")
     arrays = {name: archive[name] for name in archive}
     regions_present = "dfa_region" in arrays
-    _check_dfa_arrays(arrays, location, plain_distances=not regions_present)
+    nests_present = any(name.startswith("dfa_nest_") for name in arrays)
+    _check_dfa_arrays(arrays, location, plain_distances=not regions_present and not nests_present)
     present = [name for name in REGION_ARRAYS if name in arrays]
     if archive.version >= COUNTED_FORMAT_VERSION or present:
         if archive.version < COUNTED_FORMAT_VERSION or len(present) < len(REGION_ARRAYS):
@@ -157,7 +158,8 @@ def read_arrays(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
                 f"{location} is corrupted: format version {archive.version} with "
                 f"{len(present)} of the {len(REGION_ARRAYS)} counted-region arrays"
             )
-        _check_region_arrays(arrays, location)
+        _check_region_arrays(arrays, location, distances=not nests_present)
+    _check_nest_presence(arrays, archive.version, nests_present, location)
     has_table = any(name.startswith("tokens_") for name in arrays)
     if has_table and (REGION_COUNTS_ARRAY in arrays) != regions_present:
         raise ArtifactError(
@@ -165,6 +167,27 @@ def read_arrays(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
             f"'{REGION_COUNTS_ARRAY}' for a DFA {'with' if regions_present else 'without'} counted regions"
         )
     return arrays
+
+
+def _check_nest_presence(arrays: dict[str, np.ndarray], version: int, present: bool, location: Path) -> None:
+    """Nest regions (format 5): all their arrays or none, and the version that holds them; then
+    their checks (``nest_format.checked_nests``), and the table's dynamic tokens with a table."""
+    from moonmaskc.nest_format import NEST_FORMAT_VERSION, NEST_TOKEN_ARRAYS, checked_dynamic, checked_nests
+
+    if not present and version < NEST_FORMAT_VERSION:
+        if any(name in arrays for name in NEST_TOKEN_ARRAYS):
+            raise ArtifactError(f"{location} is corrupted: dynamic tokens for a DFA without nest regions")
+        return
+    if not present or version < NEST_FORMAT_VERSION:
+        raise ArtifactError(
+            f"{location} is corrupted: format version {version} and nest-region arrays disagree"
+        )
+    checked_nests(arrays, str(location))
+    if any(name.startswith("tokens_") for name in arrays):
+        vocab_size = (
+            int(np.asarray(arrays["tokens_token_class"]).shape[0]) if "tokens_token_class" in arrays else 0
+        )
+        checked_dynamic(arrays, int(arrays["dfa_transitions"].shape[0]), vocab_size, str(location))
 
 
 def _check_dfa_arrays(arrays: dict[str, np.ndarray], location: Path, plain_distances: bool = True) -> None:
@@ -199,7 +222,7 @@ def _check_dfa_arrays(arrays: dict[str, np.ndarray], location: Path, plain_dista
         raise check.fail("dfa_distance", "disagrees with the transitions")
 
 
-def _check_region_arrays(arrays: dict[str, np.ndarray], location: Path) -> None:
+def _check_region_arrays(arrays: dict[str, np.ndarray], location: Path, distances: bool = True) -> None:
     """The counted regions' arrays (format 4): dtypes, shapes and ranges; one boundary per region,
     the only state of its region that an edge from outside may enter; edges from a region's other
     states stay inside it; accepting states outside every region; bounds ``0 <= low <= high``."""
@@ -237,8 +260,20 @@ def _check_region_arrays(arrays: dict[str, np.ndarray], location: Path) -> None:
     if not np.all(loops.any(axis=1)):
         raise check.fail("dfa_region_boundary", "names a boundary without a one-byte character")
     regions = Regions(region.astype(np.int32), role.astype(np.int32), low, high, boundary)
-    if not distances_agree(transitions, arrays["dfa_accepting"], arrays["dfa_distance"], regions):
+    if distances and not distances_agree(
+        transitions, arrays["dfa_accepting"], arrays["dfa_distance"], regions
+    ):
         raise check.fail("dfa_distance", "disagrees with the transitions and the counted regions")
+
+
+def check_dfa_arrays(arrays: dict[str, np.ndarray], source: str | os.PathLike[str]) -> None:
+    """The DFA arrays of a file with nest regions, checked as ``read_arrays`` checks them (their
+    distances by ``nest_format.checked_nests``)."""
+    location = Path(source)
+    missing = [name for name in DFA_ARRAYS if name not in arrays]
+    if missing:
+        raise ArtifactError(f"{location} lacks the arrays {', '.join(missing)}")
+    _check_dfa_arrays(arrays, location, plain_distances=False)
 
 
 def checked_regions(
@@ -255,7 +290,7 @@ def checked_regions(
     missing = [name for name in REGION_ARRAYS if name not in arrays]
     if missing:
         raise ArtifactError(f"{location} lacks the counted-region arrays {', '.join(missing)}")
-    _check_region_arrays(arrays, location)
+    _check_region_arrays(arrays, location, distances="dfa_nest_region" not in arrays)
     regions = Regions(*(np.asarray(arrays[name], dtype=np.int32) for name in REGION_ARRAYS))
     transitions = np.ascontiguousarray(arrays["dfa_transitions"], dtype=np.int32)
     return regions, transitions, np.asarray(arrays["dfa_byte_class"], dtype=np.int32)
@@ -277,6 +312,10 @@ def artifact_from_arrays(arrays: dict[str, np.ndarray], source: str = "<memory>"
             arrays["dfa_region_high"].astype(np.int32),
             arrays["dfa_region_boundary"].astype(np.int32),
         )
+    if "dfa_nest_region" in arrays:
+        from moonmaskc.nest_format import checked_nests
+
+        dfa.nests = checked_nests(arrays, source)
     metadata = check_metadata(str(arrays["metadata"]))
     token_table = None
     if any(name.startswith("tokens_") for name in arrays):

@@ -50,7 +50,7 @@ from moonmaskc.errors import ArtifactError
 FORMAT_NAME = "moonmaskc-artifact"
 FORMAT_VERSION = 3
 COUNTED_FORMAT_VERSION = 4  # written only for a DFA with counted regions (``REGION_ARRAYS``)
-READABLE_VERSIONS = (1, 2, 3, 4)
+READABLE_VERSIONS = (1, 2, 3, 4, 5)  # 5: nest regions (``moonmaskc.nest_format``)
 DEFAULT_MAX_BYTES = 1 << 31  # per array, declared (uncompressed) size; --max-artifact-bytes
 MAX_DELTA_DEPTH = 8
 DELTA_WINDOW = 32

@@ -158,7 +158,9 @@ class Guide:
             raise check.fail("dfa_distance", "does not mark state 0, and only it, as dead")
         if not np.array_equal(distance == 0, accepting):
             raise check.fail("dfa_accepting", "disagrees with dfa_distance (0 exactly where accepting)")
-        if "dfa_region" in arrays:
+        if "dfa_nest_region" in arrays:
+            guide = _nest_guide(table, accepting, distance, start, arrays.metadata, arrays, path)
+        elif "dfa_region" in arrays:
             guide = _counted_guide(
                 table, accepting, distance, start, arrays.metadata, _regions_of(arrays, path)
             )
@@ -188,7 +190,9 @@ class Guide:
             metadata = json.loads(str(arrays["metadata"])) if "metadata" in arrays else {}
         except (KeyError, ValueError, IndexError, TypeError) as error:
             raise ArtifactError(f"{source}: the token table is corrupted ({error})") from None
-        if "dfa_region" in arrays:
+        if "dfa_nest_region" in arrays:
+            guide = _nest_guide(table, accepting, distance, start, metadata, arrays, source)
+        elif "dfa_region" in arrays:
             guide = _counted_guide(table, accepting, distance, start, metadata, _regions_of(arrays, source))
         else:
             guide = cls(table, accepting, distance, start, metadata)
@@ -212,6 +216,7 @@ class Guide:
                 artifact.metadata,
                 dfa.regions,
                 dfa.nests,
+                artifact.token_table.nest_dynamic,
                 dfa.transitions,
                 dfa.byte_class,
             )
@@ -611,6 +616,47 @@ def _regions_of(
     from moonmaskc.artifact import checked_regions
 
     return checked_regions({name: arrays[name] for name in arrays if name.startswith("dfa_")}, source)
+
+
+def _nest_guide(
+    table: TokenTable | ServingTable,
+    accepting: np.ndarray,
+    distance: np.ndarray,
+    start: int,
+    metadata: dict[str, Any] | None,
+    arrays: Mapping[str, np.ndarray] | ArtifactFile,
+    source: str | os.PathLike[str],
+) -> Guide:
+    """A ``runtime_nested.NestGuide`` from a file's checked arrays (its counted regions, if any,
+    checked as ``_regions_of`` checks them)."""
+    from moonmaskc.artifact import check_dfa_arrays
+    from moonmaskc.nest_format import NEST_FORMAT_VERSION, checked_dynamic, checked_nests
+    from moonmaskc.runtime_nested import NestGuide
+
+    version = getattr(arrays, "version", None)
+    if version is None and "format_version" in arrays:
+        version = int(np.asarray(arrays["format_version"]))
+    if version is not None and version < NEST_FORMAT_VERSION:
+        raise ArtifactError(f"{source} is corrupted: format version {version} with nest-region arrays")
+    dfa_arrays = {name: arrays[name] for name in arrays if name.startswith("dfa_")}
+    regions = None
+    if "dfa_region" in dfa_arrays:
+        regions = _regions_of(arrays, source)[0]
+    else:
+        check_dfa_arrays(dfa_arrays, source)
+    nests = checked_nests(dfa_arrays, str(source))
+    transitions = np.ascontiguousarray(dfa_arrays["dfa_transitions"], dtype=np.int32)
+    byte_class = np.asarray(dfa_arrays["dfa_byte_class"], dtype=np.int32)
+    names = ("tokens_nest_offsets", "tokens_nest_ids")
+    dynamic = checked_dynamic(
+        {name: arrays[name] for name in names if name in arrays},
+        transitions.shape[0],
+        len(table.token_class),
+        str(source),
+    )
+    return NestGuide(
+        table, accepting, distance, start, metadata, regions, nests, dynamic, transitions, byte_class
+    )
 
 
 def _counted_guide(

@@ -54,6 +54,7 @@ class NestGuide(CountedGuide):
         metadata: dict[str, Any] | None,
         regions: Regions | None,
         nests: NestRegions,
+        dynamic: tuple[np.ndarray, np.ndarray] | None,
         transitions: np.ndarray,
         byte_class: np.ndarray,
     ) -> None:
@@ -64,7 +65,6 @@ class NestGuide(CountedGuide):
                 np.full(states, -1, np.int32), np.full(states, -1, np.int32), empty, empty, empty
             )
         super().__init__(table, accepting, distance, start, metadata, regions, transitions, byte_class)
-        dynamic = getattr(table, "nest_dynamic", None)
         if dynamic is None:
             raise ArtifactError("the artifact has nest regions but its token table no dynamic tokens")
         offsets, ids = dynamic

@@ -176,6 +176,10 @@ class TokenTable:
         }
         if self.region_counts is not None:
             arrays[REGION_COUNTS_ARRAY] = self.region_counts
+        if self.nest_dynamic is not None:
+            from moonmaskc.nest_format import dynamic_arrays
+
+            arrays.update(dynamic_arrays(self.nest_dynamic))
         return arrays
 
     @classmethod
@@ -226,6 +230,13 @@ class TokenTable:
         if REGION_COUNTS_ARRAY in arrays:
             try:
                 table.region_counts = check_region_counts(arrays, vocab_size, "the artifact")
+            except ArtifactError as error:
+                raise ValueError(str(error)) from None
+        if "tokens_nest_offsets" in arrays:
+            from moonmaskc.nest_format import checked_dynamic
+
+            try:
+                table.nest_dynamic = checked_dynamic(arrays, len(state_row), vocab_size, "the artifact")
             except ArtifactError as error:
                 raise ValueError(str(error)) from None
         table.check()
