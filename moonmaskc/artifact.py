@@ -152,7 +152,7 @@ def read_arrays(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
     nests_present = any(name.startswith("dfa_nest_") for name in arrays)
     _check_dfa_arrays(arrays, location, plain_distances=not regions_present and not nests_present)
     present = [name for name in REGION_ARRAYS if name in arrays]
-    if archive.version >= COUNTED_FORMAT_VERSION or present:
+    if archive.version == COUNTED_FORMAT_VERSION or present:  # version 5 may have them or not
         if archive.version < COUNTED_FORMAT_VERSION or len(present) < len(REGION_ARRAYS):
             raise ArtifactError(
                 f"{location} is corrupted: format version {archive.version} with "

@@ -116,7 +116,8 @@ class CompileOptions:
 def make_options(**options: Any) -> CompileOptions:
     """``CompileOptions`` from keyword arguments (``max_states``, ``max_repeat``, ``max_depth``,
     ``max_table_cells``, ``max_work``, ``max_nesting``, ``start``, ``whitespace``, ``lenient``,
-    ``refuse_unknown``, ``ref_roots``, ``tokenizer``, ``eos``, ``length_counters``). ``max_depth``
+    ``refuse_unknown``, ``ref_roots``, ``tokenizer``, ``eos``, ``length_counters``,
+    ``free_value_stacks``). ``max_depth``
     sets both depths (see ``CompileOptions``)."""
     known = {
         "max_work",
@@ -133,6 +134,7 @@ def make_options(**options: Any) -> CompileOptions:
         "tokenizer",
         "eos",
         "length_counters",
+        "free_value_stacks",
     }
     unknown = set(options) - known
     if unknown:
@@ -159,6 +161,7 @@ def make_options(**options: Any) -> CompileOptions:
         tokenizer=options.get("tokenizer", "bytes"),
         eos=options.get("eos"),
         length_counters=bool(options.get("length_counters", True)),
+        free_value_stacks=bool(options.get("free_value_stacks", False)),
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.counted import CountedRegionError, expand_markers
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.automata.nested import NEST_CALL, NEST_OPEN_BYTES, NestRegionError, accepts, expand_nests
+from moonmaskc.automata.nested import NEST_CALL, NEST_OPEN_BYTES, NestRegionError, accepts, expand_nests, walk
 from moonmaskc.errors import MoonmaskError
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.limits import Limits
@@ -163,3 +163,47 @@ def test_the_pipeline_runs_the_stacks_and_writes_them_out_for_a_vocabulary_witho
 def test_free_values_are_written_out_unless_asked_for() -> None:
     artifact = compile_source("schema", OPEN, CompileOptions(tokenizer=None))
     assert artifact.dfa.nests is None and "free_value_stacks" not in artifact.metadata["notes"]
+
+
+def test_cli_compiles_matches_samples_and_inspects_free_value_stacks(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from moonmaskc.cli import main
+
+    schema = tmp_path / "open.json"
+    schema.write_text(json.dumps(OPEN))
+    out = tmp_path / "open.npz"
+    runner = CliRunner()
+    compiled = runner.invoke(main, ["compile", str(schema), "--free-value-stacks", "-o", str(out)])
+    assert compiled.exit_code == 0, compiled.output
+    deep = '{"id":1,"extra":' + "[" * 25 + '{"a":1}' + "]" * 25 + "}"
+    assert runner.invoke(main, ["match", str(out), deep]).exit_code == 0
+    rejected = runner.invoke(main, ["match", str(out), deep.replace("}]", "]}", 1)])
+    assert rejected.exit_code == 1 and "rejected at byte" in rejected.output
+    sampled = runner.invoke(main, ["sample", str(out), "-n", "5"])
+    assert sampled.exit_code == 0 and "5/5" in sampled.output, sampled.output
+    shown = runner.invoke(main, ["inspect", str(out), "--all", "--json"])
+    states = json.loads(shown.output)["state_table"]
+    nested = [row for row in states if (row.get("region") or "").endswith("(copy 1)")]
+    assert nested and all(row["shortest_completion"] is not None for row in nested)
+    readable = [row for row in nested if "\\" not in row["shortest_completion"]]  # no byte escapes
+    assert readable and all(row["distance"] == len(row["shortest_completion"]) for row in readable)
+    plain = tmp_path / "plain.npz"
+    assert runner.invoke(main, ["compile", str(schema), "-o", str(plain)]).exit_code == 0
+    assert runner.invoke(main, ["match", str(plain), deep]).exit_code == 1  # written out to the depth bound
+
+
+def test_the_dfa_sampler_and_shortest_completions_run_the_stack() -> None:
+    import random
+
+    from moonmaskc.automata.sample import sample
+
+    artifact = compile_source("schema", OPEN, CompileOptions(free_value_stacks=True, tokenizer=None))
+    rng = random.Random(5)
+    for _ in range(100):
+        text = sample(artifact.dfa, rng, max_len=150, stop_probability=0.05)
+        assert text is not None
+        jsonschema.validate(json.loads(text), OPEN)
+    state, stack = walk(artifact.dfa, b'{"id":1,"extra":[[{"a":[[')
+    assert artifact.dfa.shortest_completion(state, stack) == b"]]}]]}"
+    assert artifact.dfa.cost(state, stack) == 6

@@ -187,7 +187,11 @@ class DFA:
         """The fewest bytes from ``state`` (with counter ``count`` in a counted region) to
         acceptance; -1 from the dead state."""
         distance = int(self.distance[state])
-        if self.regions is None or state == 0:
+        if state == 0:
+            return distance
+        if self.nests is not None and self.nests.region[state] >= 0:
+            return distance + self.nests.entries(count)  # one closing byte per stack entry
+        if self.regions is None:
             return distance
         return distance + self.regions.deficit(state, count)
 
@@ -196,24 +200,34 @@ class DFA:
         ``count`` unchanged without counted regions."""
         return count if self.regions is None else self.regions.counter_step(state, target, count)
 
+    def step_register(self, state: int, byte: int, register: int) -> tuple[int, int] | None:
+        """The state and register (a counted region's counter, a nest region's stack) after
+        ``byte`` from ``state``; None when the byte is refused."""
+        rows, classes = self._tables()
+        target = rows[state][classes[byte]]
+        if self.nests is not None and self.nests.region[state] >= 0:
+            return self.nests.step(state, byte, target, register)  # a pop's table edge is dead
+        if target == 0:
+            return None
+        after = self.next_counter(state, target, register)
+        return None if after is None else (target, after)
+
     def shortest_completion(self, state: int, count: int = 0) -> bytes | None:
         """The smallest (by byte value) of the shortest byte strings leading to acceptance (from
         ``state`` with counter ``count`` in a counted region)."""
         if state == 0:
             return None
-        rows, classes = self._tables()
         out = bytearray()
         while not self.accepting[state]:
             want = self.cost(state, count) - 1
             for b in range(256):
-                target = rows[state][classes[b]]
-                if target == 0:
-                    continue
-                after = self.next_counter(state, target, count)
-                if after is not None and self.cost(target, after) == want:
+                moved = self.step_register(state, b, count)
+                if moved is not None and self.cost(*moved) == want:
                     out.append(b)
-                    state, count = target, after
+                    state, count = moved
                     break
+            else:  # only a corrupted DFA has no byte one step nearer
+                return None
         return bytes(out)
 
 

@@ -23,7 +23,7 @@ def sample(dfa: DFA, rng: random.Random, max_len: int = 256, stop_probability: f
     classes = dfa.byte_class.tolist()
     distance = dfa.distance.tolist()
     accepting = dfa.accepting.tolist()
-    if dfa.regions is not None:
+    if dfa.regions is not None or dfa.nests is not None:
         return _sample_counted(dfa, rng, max_len, stop_probability)
     while True:
         if accepting[state] and (len(out) >= max_len or rng.random() < stop_probability):
@@ -42,22 +42,19 @@ def sample(dfa: DFA, rng: random.Random, max_len: int = 256, stop_probability: f
 
 
 def _sample_counted(dfa: DFA, rng: random.Random, max_len: int, stop_probability: float) -> bytes:
-    """``sample`` with the counter of the counted regions beside the state."""
+    """``sample`` with the register of the regions beside the state (a counted region's
+    counter, a nest region's stack)."""
     state, count = dfa.start, 0
     out = bytearray()
-    rows = dfa.transitions.tolist()
-    classes = dfa.byte_class.tolist()
     while True:
         if dfa.accepting[state] and (len(out) >= max_len or rng.random() < stop_probability):
             return bytes(out)
-        row = rows[state]
         want = dfa.cost(state, count) - 1 if len(out) >= max_len else None
         choices = []
         for b in range(256):
-            target = row[classes[b]]
-            after = dfa.next_counter(state, target, count) if target else None
-            if after is not None and (want is None or dfa.cost(target, after) == want):
-                choices.append((b, target, after))
+            moved = dfa.step_register(state, b, count)
+            if moved is not None and (want is None or dfa.cost(*moved) == want):
+                choices.append((b, *moved))
         if not choices:
             return bytes(out)
         byte, state, count = rng.choice(choices)

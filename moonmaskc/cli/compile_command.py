@@ -178,6 +178,14 @@ def _json_kind(value: Any) -> str:
     "instead of writing every count out as states (docs/length-counters.md).",
 )
 @click.option(
+    "--free-value-stacks/--no-free-value-stacks",
+    default=False,
+    show_default=True,
+    help="Schema: run the values that {} or true accepts (and open objects' other members) with a "
+    "bracket stack beside the automaton, of any depth (at least 31 levels), instead of writing "
+    "them out to --max-depth (docs/bracket-stack.md; not yet the default).",
+)
+@click.option(
     "--refuse-unknown",
     is_flag=True,
     help="Schema: unknown keywords and format names are errors (default: annotations, warned).",
@@ -215,6 +223,7 @@ def compile_command(
     whitespace: str,
     lenient: bool,
     length_counters: bool,
+    free_value_stacks: bool,
     refuse_unknown: bool,
     ref_roots: dict[str, str],
     tokenizer: str,
@@ -238,6 +247,7 @@ def compile_command(
         whitespace=whitespace,
         lenient=lenient,
         length_counters=length_counters,
+        free_value_stacks=free_value_stacks,
         refuse_unknown=refuse_unknown,
         ref_roots=ref_roots,
         tokenizer=None if tokenizer.lower() == "none" else tokenizer,

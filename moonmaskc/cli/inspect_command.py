@@ -27,7 +27,9 @@ def describe_states(dfa: DFA, limit: int | None) -> list[dict[str, Any]]:
     count = dfa.num_states if limit is None else min(limit, dfa.num_states)
     rows = []
     for state in range(count):
-        completion = dfa.shortest_completion(state)
+        # A state inside a nested container is shown with its shallowest stack (one entry).
+        register = 1 if dfa.nests is not None and int(dfa.nests.copy[state]) >= 1 else 0
+        completion = dfa.shortest_completion(state, register)
         row: dict[str, Any] = {}
         rows.append(row)
         row.update(
@@ -42,15 +44,21 @@ def describe_states(dfa: DFA, limit: int | None) -> list[dict[str, Any]]:
                 else completion.decode("utf-8", "backslashreplace"),
             }
         )
-        if dfa.regions is not None:
+        if dfa.regions is not None or dfa.nests is not None:
             row["region"] = _region_text(dfa, state)
-            row["distance"] = dfa.cost(state)
+            row["distance"] = dfa.cost(state, register)
     return rows
 
 
 def _region_text(dfa: DFA, state: int) -> str | None:
-    """A counted region's bounds and the state's place in it (``automata.counted``), or None.
-    The distance and completion of a region state are shown from counter 0."""
+    """A counted region's bounds and the state's place in it (``automata.counted``), a nest
+    region's copy (``automata.nested``), or None. The distance and completion of a region state
+    are shown from counter 0, or from a stack of one entry inside a nested container."""
+    nests = dfa.nests
+    if nests is not None and int(nests.region[state]) >= 0:
+        copy = int(nests.copy[state])
+        place = "the value" if copy == 0 else f"a nested container (copy {copy})"
+        return f"free value {int(nests.region[state])}: {place}"
     regions = dfa.regions
     if regions is None or int(regions.region[state]) < 0:
         return None
@@ -210,14 +218,14 @@ def inspect_command(
     truncated = " (truncated in the artifact)" if summary["grammar_truncated"] else ""
     out.print(f"  grammar{truncated}: {_clip(grammar, full)}", markup=False)
     table = Table(title=f"states ({len(states)} of {dfa.num_states})")
-    counted = dfa.regions is not None
+    counted = dfa.regions is not None or dfa.nests is not None
     columns = (
         "id",
         "accepting",
         "distance",
         "out-degree",
         "shortest completion",
-        *(("counted region",) if counted else ()),
+        *((("region" if dfa.nests is not None else "counted region"),) if counted else ()),
     )
     for column in columns:
         table.add_column(column, justify="right" if column in ("id", "distance", "out-degree") else "left")

@@ -64,7 +64,9 @@ def compile_to_npz(request: CompileRequest, vocabularies: dict[str, Any]) -> byt
         source = source[:-1]
     # The explorer shows DFA states one by one, so string length bounds are written out as states
     # rather than counted beside them (``automata.counted``).
-    options = make_options(tokenizer=vocabulary, length_counters=False, **request.options)
+    options = make_options(
+        tokenizer=vocabulary, length_counters=False, free_value_stacks=False, **request.options
+    )
     artifact = compile_source(request.kind, source, options, source_name="playground")  # type: ignore[arg-type]
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **artifact.to_arrays())  # type: ignore[arg-type]
