@@ -81,29 +81,68 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
     ``ids[offsets[q]:offsets[q + 1]]`` in increasing order. Unlike ``dynamic_tokens`` this holds
     the states outside regions too: a token may enter a region, open two containers and close one
     (``:[[]``). From the token table of a probe of the whole DFA, every pop edge led into an
-    absorbing accepting state."""
+    absorbing accepting state (the closing bytes get classes of their own there)."""
     from moonmaskc.token_table import build_token_table
 
     nests = dfa.nests
     if nests is None:
         raise ValueError("the DFA has no nest regions")
-    table = dfa.transitions[:, dfa.byte_class]
-    states = table.shape[0]
+    states, classes = dfa.transitions.shape
     popped = states
-    probe = np.vstack([table, np.full((1, 256), popped, np.int32)])
+    closers = sorted({int(byte) for byte in np.nonzero(nests.pops.any(axis=0))[0]})
+    byte_class = dfa.byte_class.astype(np.int64).copy()
+    columns = [dfa.transitions[:, c] for c in range(classes)]
+    for byte in closers:  # a class of its own, a copy of its old column
+        columns.append(dfa.transitions[:, byte_class[byte]].copy())
+        byte_class[byte] = len(columns) - 1
+    table = np.vstack([np.stack(columns, axis=1), np.full((1, len(columns)), popped, np.int32)])
     nested = np.nonzero((nests.region >= 0) & (nests.copy >= 1))[0]
-    for state in nested.tolist():
-        probe[state, nests.pops[int(nests.role[state])]] = popped
+    for byte in closers:
+        popping = nested[nests.pops[nests.role[nested], byte]]
+        table[popping, byte_class[byte]] = popped
     accepting = np.concatenate([dfa.accepting, [True]])
-    columns, byte_class = np.unique(probe.T, axis=0, return_inverse=True)
-    probe_dfa = DFA(np.ascontiguousarray(columns.T), byte_class.reshape(-1), accepting, dfa.start)
-    probe_table = build_token_table(probe_dfa, vocabulary)
+    probe = DFA(np.ascontiguousarray(table, dtype=np.int32), byte_class, accepting, dfa.start)
+    # Only a token that holds a closing byte can pop: the probe walks those alone.
+    closing, members = _closing_tokens(vocabulary, bytes(closers))
+    probe_table = build_token_table(probe, closing)
+    next_table = probe_table.next_table
+    token_class = np.zeros(vocabulary.size, dtype=np.int64)  # class 0: never allowed
+    token_class[members] = probe_table.token_class  # each closing token's class, by its own id
+    hits = np.nonzero(next_table.next_states == popped)[0]
+    hit_states = np.searchsorted(next_table.next_offsets, hits, side="right") - 1
+    hits, hit_states = hits[hit_states < popped], hit_states[hit_states < popped]  # not POPPED's own
+    rows = next_table.state_row[hit_states]
+    hit_classes = next_table.row_classes[
+        next_table.row_class_offsets[rows] + (hits - next_table.next_offsets[hit_states])
+    ]
+    order = np.argsort(token_class, kind="stable")
+    starts = np.searchsorted(token_class[order], np.arange(int(token_class.max(initial=0)) + 2))
     offsets = np.zeros(states + 1, dtype=np.int64)
     found: list[np.ndarray] = []
-    for state in range(1, states):
-        allowed = probe_table.allowed(state)
-        reached = allowed[probe_table.next_of(state) == popped] if allowed.size else allowed
-        found.append(np.sort(reached).astype(np.int32))
-        offsets[state + 1] = offsets[state] + reached.size
+    bounds = np.searchsorted(hit_states, np.arange(states + 1))  # hits are in state order
+    for state in np.unique(hit_states).tolist():
+        mine = hit_classes[bounds[state] : bounds[state + 1]].tolist()
+        tokens = np.sort(np.concatenate([order[starts[c] : starts[c + 1]] for c in mine]))
+        found.append(tokens.astype(np.int32))
+        offsets[state + 1] = tokens.size
+    offsets = np.cumsum(offsets)
     ids = np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
     return offsets.astype(np.int32), ids.astype(np.int32)
+
+
+_CLOSING: dict[tuple[str, bytes], tuple[Vocabulary, np.ndarray]] = {}
+
+
+def _closing_tokens(vocabulary: Vocabulary, closers: bytes) -> tuple[Vocabulary, np.ndarray]:
+    """The vocabulary's tokens that hold one of ``closers`` (and eos, as id 0), as a vocabulary of
+    their own, and the old id of each of its tokens (kept per vocabulary)."""
+    key = (vocabulary.fingerprint, closers)
+    found = _CLOSING.get(key)
+    if found is None:
+        ids = [i for i, data in enumerate(vocabulary.token_bytes) if any(b in data for b in closers)]
+        tokens = [b"", *(vocabulary.token_bytes[i] for i in ids)]
+        sub = Vocabulary.from_tokens(tokens, eos_id=0, name=f"{vocabulary.name} (closing tokens)")
+        if len(_CLOSING) >= 8:
+            _CLOSING.clear()
+        found = _CLOSING[key] = (sub, np.asarray([vocabulary.eos_id, *ids], dtype=np.int64))
+    return found

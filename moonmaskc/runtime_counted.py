@@ -70,7 +70,6 @@ class CountedGuide(Guide):
         self._role_of: list[int] = regions.role.tolist()
         self._high: list[int] = regions.high.tolist()
         self._transitions, self._byte_classes = transitions, byte_class
-        self._rows: list[list[int]] = transitions.tolist()
         self._byte_class: list[int] = byte_class.tolist()
         self._rooms: dict[int, np.ndarray] = {}  # role -> uint32[largest count, words]
         # (DFA state, room) -> its row within the room; at most roles x largest count per region
@@ -97,6 +96,11 @@ class CountedGuide(Guide):
         expected = character_counts(first, arrays["vocab_token_lengths"], arrays["vocab_token_bytes"])
         if not np.array_equal(expected, self._counts):
             raise ArtifactError("tokens_region_counts disagrees with the tokens and the counted regions")
+
+    @cached_property
+    def _rows(self) -> list[list[int]]:
+        """The DFA's transitions as lists, for stepping a token's bytes (made on first use)."""
+        return self._transitions.tolist()
 
     @cached_property
     def _largest_count(self) -> list[int]:

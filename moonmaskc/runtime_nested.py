@@ -234,16 +234,13 @@ class NestGuide(CountedGuide):
 
     @cached_property
     def _entering(self) -> np.ndarray:
-        """bool[states]: states with a token that leads into a nested container (the table's
-        fewest tokens do not hold there: the nest budget decides)."""
-        following = self.table.next_table
-        entering = np.zeros(self._num_states, dtype=bool)
-        for q in range(1, self._num_states):
-            if self._nest_region[q] >= 0:
-                continue
-            targets = following.dense_row(q)
-            entering[q] = bool(np.any(self._nested[targets[targets != 0]]))
-        return entering
+        """bool[states]: states outside nest regions with a token into a nested container (the
+        table's fewest tokens do not hold there: the nest budget decides)."""
+        table = self._next
+        reached = np.concatenate([[0], np.cumsum(self._nested[table.next_states], dtype=np.int64)])
+        offsets = np.asarray(table.next_offsets, dtype=np.int64)
+        entering = reached[offsets[1:]] > reached[offsets[:-1]]
+        return entering & (np.asarray(self._nest_region) < 0)
 
     def mask(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:
         q, _ = self._split(state)

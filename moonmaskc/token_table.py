@@ -354,16 +354,21 @@ def _nest_regions(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndar
     from moonmaskc.automata.nested import NestRegionError
     from moonmaskc.nest_tokens import dynamic_tokens_of
 
-    singles = {data for data in vocabulary.token_bytes if len(data) == 1}
-    if len(singles) < 256:
+    singles = _SINGLE_BYTES.get(vocabulary.fingerprint)
+    if singles is None:
+        singles = _SINGLE_BYTES[vocabulary.fingerprint] = len(
+            {data for data in vocabulary.token_bytes if len(data) == 1}
+        )
+    if singles < 256:
         raise NestRegionError(
-            f"the vocabulary spells only {len(singles)} of the 256 bytes as a token of its own, "
+            f"the vocabulary spells only {singles} of the 256 bytes as a token of its own, "
             "which a free value's stack needs to keep its budgets"
         )
     return dynamic_tokens_of(dfa, vocabulary)
 
 
 _COUNTS_CACHE: dict[tuple[str, bytes], np.ndarray] = {}
+_SINGLE_BYTES: dict[str, int] = {}  # vocabulary fingerprint -> bytes that are a token of their own
 _ENTERED_CACHE: dict[tuple[str, bytes, bytes], int] = {}
 
 

@@ -33,6 +33,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from moonmaskc.automata.columns import distinct_columns as _distinct_columns
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.nested import check_no_nest_marker
 from moonmaskc.errors import MoonmaskError
@@ -333,19 +334,3 @@ def distances_agree(
     following = np.where(targets != 0, wide[targets] + weights, np.iinfo(np.int64).max // 2)
     expected = np.where(accepting[1:], 0, following[1:].min(axis=1))
     return bool(np.array_equal(expected, wide[1:]))
-
-
-def _distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``table``'s distinct columns in order of first appearance, and the new column of each old
-    one (columns compared by their bytes: a lexicographic sort of columns is far slower). With the
-    old columns numbered by their smallest byte, so are the new ones."""
-    by_column = np.ascontiguousarray(table.T)
-    seen: dict[bytes, int] = {}
-    kept: list[int] = []
-    column_of = np.empty(table.shape[1], dtype=np.int64)
-    for column in range(table.shape[1]):
-        found = seen.setdefault(by_column[column].tobytes(), len(kept))
-        if found == len(kept):
-            kept.append(column)
-        column_of[column] = found
-    return np.ascontiguousarray(table[:, kept]), column_of

@@ -41,6 +41,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from moonmaskc.automata.columns import distinct_columns as _distinct_columns
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import MoonmaskError
 
@@ -187,17 +188,29 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
     sources = [int(s) for s in np.nonzero(dfa.transitions[:, column])[0] if s]
     if not sources:
         return dfa
-    template = _Template.of(level, call, open_bytes)
-    table = _byte_table(dfa)
+    template = _template(level, call, open_bytes)
+    # Work on the byte classes both automata tell apart (a [states, 256] table of a DFA of
+    # 150,000 states would take 150 MB), the marker in a class of its own.
+    keys = dfa.byte_class.astype(np.int64) * level.num_classes + level.byte_class
+    keys[marker] = -1
+    _, first, joint = np.unique(keys, return_index=True, return_inverse=True)
+    joint = joint.reshape(-1)
+    representatives = first  # the smallest byte of each joint class, in class order
+    marker_column = int(joint[marker])
+    table = np.ascontiguousarray(dfa.transitions[:, dfa.byte_class[representatives]])
+    starts = template.starts[representatives]
+    goes_on = template.goes_on[representatives]
+    block = template.block[:, representatives]
+    start_codes = template.start_codes[representatives]
     regions: list[tuple[int, int]] = []  # (source, exit)
     for source in sources:
         others = table[source] != 0
-        others[marker] = False
-        if dfa.accepting[source] or np.any(others & template.starts):
+        others[marker_column] = False
+        if dfa.accepting[source] or np.any(others & starts):
             raise NestRegionError("a free value shares its first byte with another value")
-        regions.append((source, int(table[source, marker])))
-    num_roles = level.num_states
+        regions.append((source, int(table[source, marker_column])))
     copies = 1 + len(template.returns)
+    size = block.shape[0]
     rows = [table]
     region_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
     copy_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
@@ -207,61 +220,27 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
     next_state = dfa.num_states
     for index, (source, exit_state) in enumerate(regions):
         exit_row = table[exit_state]
-        if np.any(exit_row[template.goes_on] != 0):
+        if np.any(exit_row[goes_on] != 0):
             raise NestRegionError("a free value is followed by a byte a number goes on with")
-        # ids[copy, role]: the new state of each role in each copy (0: dead or not in that copy).
-        ids = np.zeros((copies, num_roles), dtype=np.int64)
-        ids[0, level.start] = source  # the marker's source becomes copy 0's start
-        for copy in range(copies):
-            members = [int(r) for r in template.members[copy] if copy or r != level.start]
-            ids[copy, members] = np.arange(next_state, next_state + len(members))
-            next_state += len(members)
-        region_rows = np.zeros((copies, num_roles, 256), dtype=np.int32)
-        for copy in range(copies):
-            # Static edges within the copy, then the calls into each callee's copy.
-            targets = ids[copy][template.inner]  # [roles, 256]
-            calls = template.call_targets  # [roles, 256]: L state entered by a call, -1 none
-            callee = template.callee
-            for role in np.nonzero(callee)[0]:
-                entered = calls[role]
-                live = entered >= 0
-                targets[role, live] = ids[callee[role], entered[live]]
-            ends = template.ends  # [roles, 256]: edges into the final state
-            if copy == 0:
-                targets[ends] = exit_state
-                for role in template.goes_on_roles:
-                    targets[role] = np.where(exit_row != 0, exit_row, targets[role])
-            else:
-                targets[ends] = 0  # pops: run by the stack
-            region_rows[copy] = targets
-        kept = [(copy, role) for copy in range(copies) for role in template.members[copy]]
-        for copy, role in kept:
-            rows_state = int(ids[copy, role])
-            if rows_state == source:  # the value's first byte, or the source's other edges (``]``)
-                own = table[source].copy()
-                own[marker] = 0
-                rows[0][source] = np.where(region_rows[copy, role] != 0, region_rows[copy, role], own)
-        new_rows = np.asarray(
-            [region_rows[copy, role] for copy, role in kept if int(ids[copy, role]) != source], dtype=np.int32
-        ).reshape(-1, 256)
+        new_rows = _placed(block, next_state, source, exit_state)
+        merged = new_rows[template.goes_on_local]
+        new_rows[template.goes_on_local] = np.where(exit_row != 0, exit_row, merged)
+        own = table[source].copy()
+        own[marker_column] = 0
+        start_row = _placed(start_codes, next_state, source, exit_state)
+        table[source] = np.where(start_row != 0, start_row, own)
         rows.append(new_rows)
-        new_count = new_rows.shape[0]
-        new_ids = [(copy, role) for copy, role in kept if int(ids[copy, role]) != source]
-        region_of.append(np.full(new_count, index, dtype=np.int32))
-        copy_of.append(np.asarray([c for c, _ in new_ids], dtype=np.int32))
-        role_of.append(np.asarray([r for _, r in new_ids], dtype=np.int32))
+        region_of.append(np.full(size, index, dtype=np.int32))
+        copy_of.append(template.block_copy)
+        role_of.append(template.block_role)
         region_of[0][source] = index
         copy_of[0][source] = 0
         role_of[0][source] = level.start
-        final_accepts = np.zeros(new_count, dtype=bool)
-        if dfa.accepting[exit_state]:
-            final_accepts = np.asarray(
-                [c == 0 and template.final_accepting[r] for c, r in new_ids], dtype=bool
-            )
-        accepting.append(final_accepts)
-        for caller in range(copies):
-            for copy in range(1, copies):
-                returns[index, caller, copy] = ids[caller, template.returns[copy - 1]]
+        accepting.append(template.block_accepting & bool(dfa.accepting[exit_state]))
+        returns[index] = _placed(template.return_codes, next_state, source, exit_state)
+        next_state += size
+    for source, _ in regions:  # no marker edge is left
+        table[source, marker_column] = 0
     expanded = np.concatenate(rows, axis=0)
     nests = NestRegions(
         region=np.concatenate(region_of),
@@ -275,10 +254,10 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
         level_distance=template.level_distance,
     )
     all_accepting = np.concatenate(accepting)
-    classes, byte_class = np.unique(expanded.T, axis=0, return_inverse=True)
-    transitions = np.ascontiguousarray(classes.T, dtype=np.int32)
-    distance = _distances(transitions, byte_class.reshape(-1), all_accepting, nests)
-    result = DFA(transitions, byte_class.reshape(-1).astype(np.int32), all_accepting, dfa.start, distance)
+    transitions, column_of = _distinct_columns(np.ascontiguousarray(expanded, dtype=np.int32))
+    byte_class = column_of[joint]
+    distance = _distances(transitions, byte_class, all_accepting, nests)
+    result = DFA(transitions, byte_class.astype(np.int32), all_accepting, dfa.start, distance)
     result.nests = nests
     if dfa.regions is not None:  # counted regions: the new states lie outside them
         added = next_state - dfa.num_states
@@ -288,6 +267,31 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
             role=np.concatenate([dfa.regions.role, np.full(added, -1, dtype=np.int32)]),
         )
     return result
+
+
+_DEAD, _EXIT, _SOURCE = -1, -2, -3  # the codes of a template's block besides its own states
+
+
+def _placed(codes: np.ndarray, base: int, source: int, exit_state: int) -> np.ndarray:
+    """A template block's codes as state ids, its states numbered from ``base``."""
+    placed = np.where(codes >= 0, codes + base, 0)
+    placed = np.where(codes == _EXIT, exit_state, placed)
+    placed = np.where(codes == _SOURCE, source, placed)
+    return placed.astype(np.int32)
+
+
+_TEMPLATES: dict[tuple[int, int, bytes], tuple[DFA, _Template]] = {}
+
+
+def _template(level: DFA, call: int, open_bytes: bytes) -> _Template:
+    """``_Template.of``, kept per level automaton (the front end keeps one per layout)."""
+    key = (id(level), call, open_bytes)
+    found = _TEMPLATES.get(key)
+    if found is None or found[0] is not level:
+        if len(_TEMPLATES) >= 8:
+            _TEMPLATES.clear()
+        found = _TEMPLATES[key] = (level, _Template.of(level, call, open_bytes))
+    return found[1]
 
 
 def _byte_table(dfa: DFA) -> np.ndarray:
@@ -310,6 +314,17 @@ class _Template:
     members: list[np.ndarray]  # the roles of each copy
     in_container: np.ndarray  # bool[roles]: roles inside a container (the roles of copies >= 1)
     level_distance: np.ndarray  # int32[roles]
+    # One region's new states as a block (every (copy, role) but copy 0's start, which is the
+    # marker's source): their rows as codes (a block index, ``_DEAD``, ``_EXIT``, ``_SOURCE``),
+    # copy 0's start row the same way, and per block state its copy, role and acceptance (when
+    # the exit accepts); the copy-0 states that also take the exit's edges; the pops' targets.
+    block: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 256), np.int64))
+    start_codes: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(256, np.int64))
+    block_copy: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    block_role: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    block_accepting: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, bool))
+    goes_on_local: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    return_codes: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), np.int64))
 
     @classmethod
     def of(cls, level: DFA, call: int, open_bytes: bytes) -> _Template:
@@ -343,7 +358,7 @@ class _Template:
         members = [np.nonzero(top)[0]] + [np.nonzero(in_container)[0]] * len(returns)
         without_calls = DFA(level.transitions.copy(), level.byte_class, level.accepting, level.start)
         without_calls.transitions[:, level.byte_class[call]] = 0
-        return cls(
+        template = cls(
             inner=inner,
             ends=ends,
             goes_on=goes_on,
@@ -356,6 +371,46 @@ class _Template:
             members=members,
             in_container=in_container,
             level_distance=without_calls.distance,
+        )
+        return template._with_block(level.start)
+
+    def _with_block(self, start: int) -> _Template:
+        """This template with its block (see the fields)."""
+        copies = 1 + len(self.returns)
+        roles = self.inner.shape[0]
+        local = np.full((copies, roles), _DEAD, dtype=np.int64)
+        local[0, start] = _SOURCE
+        kept = [(c, r) for c in range(copies) for r in self.members[c].tolist() if c or r != start]
+        for index, (c, r) in enumerate(kept):
+            local[c, r] = index
+        local_with_dead = np.concatenate([local, np.full((copies, 1), _DEAD, np.int64)], axis=1)
+        codes = np.zeros((copies, roles, 256), dtype=np.int64)
+        for c in range(copies):
+            targets = local_with_dead[c][np.where(self.inner > 0, self.inner, roles)]
+            for role in np.nonzero(self.callee)[0].tolist():
+                live = self.call_targets[role] >= 0
+                targets[role, live] = local[self.callee[role], self.call_targets[role, live]]
+            targets[self.ends] = _EXIT if c == 0 else _DEAD  # in copies >= 1 a pop: the stack's
+            codes[c] = targets
+        block = np.stack([codes[c, r] for c, r in kept]) if kept else np.zeros((0, 256), np.int64)
+        goes_on = set(self.goes_on_roles.tolist())
+        return_codes = np.full((copies, copies), _DEAD, dtype=np.int64)
+        for caller in range(copies):
+            for c in range(1, copies):
+                return_codes[caller, c] = local[caller, self.returns[c - 1]]
+        return dataclasses.replace(
+            self,
+            block=block,
+            start_codes=codes[0, start],
+            block_copy=np.asarray([c for c, _ in kept], dtype=np.int32),
+            block_role=np.asarray([r for _, r in kept], dtype=np.int32),
+            block_accepting=np.asarray(
+                [c == 0 and bool(self.final_accepting[r]) for c, r in kept], dtype=bool
+            ),
+            goes_on_local=np.asarray(
+                [i for i, (c, r) in enumerate(kept) if c == 0 and r in goes_on], dtype=np.int64
+            ),
+            return_codes=return_codes,
         )
 
 
