@@ -36,6 +36,12 @@ def accepts_in_some_key_order(
     def run(states: set[State], text: str) -> set[State]:
         out = set()
         data = text.encode("utf-8")
+        if dfa.nests is not None:  # a walk state's register is the stack in a nest region
+            for state, register in states:
+                found, register, died = dfa.walk_counted(data, state, register)
+                if died is None and found:
+                    out.add((found, register))
+            return out
         for state, count in states:
             for byte in data:
                 target = transitions.item(state, byte_class[byte])

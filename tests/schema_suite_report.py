@@ -4,7 +4,7 @@ Takes: the shared data folder (``MOONMASKC_DATA``, default ``../shared/data``). 
 and per-group counts (schemas compiled, invalid instances accepted - must be 0 -, valid instances
 accepted), used by ``tests/test_schema_suites.py`` and printed as Markdown by
 
-    PYTHONPATH=. python -m tests.schema_suite_report
+    PYTHONPATH=. python -m tests.schema_suite_report [--free-value-stacks]
 
 Instances are serialized compactly (strings as ``json.dumps(x, ensure_ascii=False)``, numbers in
 their one spelling: ``75.0`` as ``75``, ``1e5`` as ``100000``), with object keys moved into the
@@ -41,6 +41,7 @@ from typing import Any
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.counted import CountedRegionError, expand_markers
 from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.nested import NEST_CALL, NEST_OPEN_BYTES, NestRegionError, expand_nests
 from moonmaskc.errors import MoonmaskError
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.limits import Limits
@@ -195,21 +196,42 @@ class Tally:
         self.failures.extend(other.failures)
 
 
+FREE_VALUE_STACKS = [False]  # --free-value-stacks: free values as nest regions (automata.nested)
+
+
 def compiled_dfa(schema: Any, lenient: bool) -> tuple[Any, DFA]:
     """The front end's result and the DFA of ``schema`` as a compile without a token table makes
     them: long string bounds counted where a counter can run them (``automata.counted``), else
-    written out."""
-    try:
-        result = compile_schema_ir(
-            schema, lenient=lenient, limits=SUITE_LIMITS, ref_roots=ref_roots(), length_counters=True
-        )
-        dfa = compile_ir(result.node, SUITE_LIMITS)
-        if result.markers and result.counted_char is not None:
-            dfa = expand_markers(dfa, result.markers, result.counted_char)
-        return result, dfa
-    except CountedRegionError:
-        result = compile_schema_ir(schema, lenient=lenient, limits=SUITE_LIMITS, ref_roots=ref_roots())
-        return result, compile_ir(result.node, SUITE_LIMITS)
+    written out; with ``--free-value-stacks``, free values as nest regions where a stack can run
+    them (``automata.nested``), else written out to the depth bound."""
+    attempts = (
+        [(True, True), (True, False), (False, False)]
+        if FREE_VALUE_STACKS[0]
+        else [(True, False), (False, False)]
+    )
+    for counters, stacks in attempts[:-1]:
+        try:
+            return _compiled(schema, lenient, counters, stacks)
+        except (CountedRegionError, NestRegionError):
+            continue
+    return _compiled(schema, lenient, *attempts[-1])
+
+
+def _compiled(schema: Any, lenient: bool, counters: bool, stacks: bool) -> tuple[Any, DFA]:
+    result = compile_schema_ir(
+        schema,
+        lenient=lenient,
+        limits=SUITE_LIMITS,
+        ref_roots=ref_roots(),
+        length_counters=counters,
+        nest_values=stacks,
+    )
+    dfa = compile_ir(result.node, SUITE_LIMITS)
+    if result.markers and result.counted_char is not None:
+        dfa = expand_markers(dfa, result.markers, result.counted_char)
+    if result.nest_marker is not None and result.nest_level is not None:
+        dfa = expand_nests(dfa, result.nest_marker, result.nest_level, NEST_CALL, NEST_OPEN_BYTES)
+    return result, dfa
 
 
 def check_case(schema: Any, tests: list[dict[str, Any]], label: str, lenient: bool = False) -> Tally:
@@ -295,6 +317,7 @@ def _table(rows: dict[str, Tally], first: str) -> str:
 
 
 def main() -> None:
+    FREE_VALUE_STACKS[0] = "--free-value-stacks" in sys.argv[1:]
     started = time.time()
     for draft in SUITE_DRAFTS:
         print(f"\n### JSON-Schema-Test-Suite {draft}\n")
