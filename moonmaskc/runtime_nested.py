@@ -78,6 +78,7 @@ class NestGuide(CountedGuide):
         self._nested = nests.copy >= 1  # bool[states]: inside a nested container
         self._masks: dict[tuple[int, int], tuple[np.ndarray, list[tuple[int, int]]]] = {}
         self._loose: dict[tuple[int, int], int] = {}
+        self._packed: dict[tuple[int, int], np.ndarray] = {}
 
     # states --------------------------------------------------------------------------------------
 
@@ -243,9 +244,17 @@ class NestGuide(CountedGuide):
         return entering & (np.asarray(self._nest_region) < 0)
 
     def mask(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:
-        q, _ = self._split(state)
+        q, register = self._split(state)
         if self._plain(q):
             return super().mask(state, tokens_left=tokens_left)
+        if tokens_left is None or self._budgeted(q, register, tokens_left) is None:
+            key = (q, register)  # the unbudgeted mask, kept per state and stack
+            packed = self._packed.get(key)
+            if packed is None:
+                if len(self._packed) >= _CACHED:
+                    self._packed.clear()
+                packed = self._packed[key] = self._pack(self._unbudgeted(q, register))
+            return packed
         return self._pack(self.allowed(state, tokens_left=tokens_left))
 
     def _pack(self, ids: np.ndarray) -> np.ndarray:
