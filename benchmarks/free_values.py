@@ -3,9 +3,12 @@
 Takes: ``$MOONMASKC_DATA/schemas/jsonschemabench/<subset>/*.json`` (``--limit N`` schemas of each
 subset, in name order) and the GPT-2 tokenizer. Hands on: a table per subset with the median DFA
 states and the median compile time (``compile_schema`` with the vocabulary: schema, DFA, token
-table; one process, no peers) in three builds of the same schemas:
+table, a runtime guide and the first mask filled; one process, no peers) in four builds of the same
+schemas:
 
 - ``as built``: free values nest as deep as ``--max-depth`` lets them (3 by default), as today;
+- ``stacks``: free values as nest regions with a bracket stack (``free_value_stacks=True``,
+  docs/bracket-stack.md), the table's dynamic tokens and the first mask included;
 - ``free depth 1`` and ``free depth 0``: every free value capped at that depth, through a
   patch of the front end's any-value automaton (``Automata.universe_leaf``) made by this
   script alone. These languages are narrower than the schema's: the figures only size a design,
@@ -38,15 +41,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 import moonmaskc
 from moonmaskc.errors import MoonmaskError
 from moonmaskc.frontends.schema import automata as schema_automata
+from moonmaskc.runtime import Guide
 from moonmaskc.vocabulary import load_vocabulary
 
-BUILDS = ("as built", "free depth 1", "free depth 0")
+BUILDS = ("as built", "stacks", "free depth 1", "free depth 0")
 TIMEOUT_SECONDS = 20.0
 
 
@@ -72,7 +77,7 @@ class _Timeout(Exception):
     pass
 
 
-def _compile(text: str, vocabulary: Any) -> tuple[int, float] | None:
+def _compile(text: str, vocabulary: Any, stacks: bool = False) -> tuple[int, float] | None:
     def on_alarm(signum: int, frame: Any) -> None:
         raise _Timeout
 
@@ -80,7 +85,9 @@ def _compile(text: str, vocabulary: Any) -> tuple[int, float] | None:
     signal.setitimer(signal.ITIMER_REAL, TIMEOUT_SECONDS)
     started = time.perf_counter()
     try:
-        artifact = moonmaskc.compile_schema(text, tokenizer=vocabulary)
+        artifact = moonmaskc.compile_schema(text, tokenizer=vocabulary, free_value_stacks=stacks)
+        guide = Guide.from_artifact(artifact)
+        guide.fill_bitmask(guide.start(), np.zeros((1, guide.bitmask_words), dtype=np.int32), 0)
         return artifact.dfa.num_states, time.perf_counter() - started
     except (MoonmaskError, RecursionError, _Timeout):
         return None
@@ -139,7 +146,7 @@ def main() -> None:
     args = parser.parse_args()
     dynamic_table(args.data, args.tokenizers.split(","))
     vocabulary = load_vocabulary(args.data / "tokenizers" / "gpt2.json")
-    caps = {"as built": None, "free depth 1": 1, "free depth 0": 0}
+    caps = {"as built": None, "stacks": None, "free depth 1": 1, "free depth 0": 0}
     base = args.data / "schemas" / "jsonschemabench"
     subsets = args.subset or sorted(p.name for p in base.iterdir() if p.is_dir())
     table = Table(title=f"free JSON values: median DFA states and compile ms (GPT-2), first {args.limit}")
@@ -148,12 +155,13 @@ def main() -> None:
     for build in BUILDS:
         table.add_column(f"{build}: states", justify="right")
         table.add_column(f"{build}: ms", justify="right")
+    table.add_column("stacks / as built (ms)", justify="right")
     table.add_column("depth 1 / as built (ms)", justify="right")
     warm_up = sorted((base / subsets[0]).glob("*.json"))[:1] if subsets else []
     for path in warm_up:  # imports and the first automata of each build, outside the timing
         for build in BUILDS:
             with free_depth_cap(caps[build]):
-                _compile(path.read_text(encoding="utf-8"), vocabulary)
+                _compile(path.read_text(encoding="utf-8"), vocabulary, build == "stacks")
     for subset in subsets:
         texts = [p.read_text(encoding="utf-8") for p in sorted((base / subset).glob("*.json"))[: args.limit]]
         results: dict[str, list[tuple[int, float]]] = {build: [] for build in BUILDS}
@@ -162,7 +170,7 @@ def main() -> None:
             outcome = {}
             for build in BUILDS:
                 with free_depth_cap(caps[build]):
-                    outcome[build] = _compile(text, vocabulary)
+                    outcome[build] = _compile(text, vocabulary, build == "stacks")
             if all(outcome[build] is not None for build in BUILDS):
                 for build in BUILDS:
                     found = outcome[build]
@@ -175,8 +183,9 @@ def main() -> None:
             seconds = [t for _, t in results[build]] or [0.0]
             medians[build] = statistics.median(seconds)
             row += [f"{statistics.median(states):,.0f}", f"{medians[build] * 1000:.1f}"]
-        ratio = medians["free depth 1"] / medians["as built"] if medians["as built"] else 0.0
-        row.append(f"{ratio:.2f}x")
+        for build in ("stacks", "free depth 1"):
+            ratio = medians[build] / medians["as built"] if medians["as built"] else 0.0
+            row.append(f"{ratio:.2f}x")
         table.add_row(*row)
     Console(width=220).print(table)
 
