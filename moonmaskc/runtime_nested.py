@@ -344,7 +344,7 @@ class NestGuide(CountedGuide):
         from moonmaskc.runtime_sampling import choose_uniform
 
         fewest = self._bound(q, register)
-        candidates = self.allowed(state, tokens_left=max(int(steps_left), fewest))
+        candidates = self.allowed(state, tokens_left=max(int(steps_left), fewest, 1))
         if len(candidates) == 0:
             return None
         return int(candidates[choose_uniform(rng, len(candidates))])
