@@ -11,13 +11,15 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 from moonmaskc.pipeline import CompileOptions, compile_source
 from moonmaskc.runtime import Guide
 from moonmaskc.runtime_nested import NestGuide
 from moonmaskc.vocabulary import load_vocabulary
 from tests.oracles.json_values import nesting_depth
-from tests.schema_suite_report import data_dir
+from tests.schema_suite_report import _written, data_dir
+from tests.test_nest_regions import VALUES
 
 OPEN = {
     "type": "object",
@@ -158,3 +160,35 @@ def test_a_budget_never_strands_a_deep_state() -> None:
             current = following
         else:
             raise AssertionError("no eos within the budget")
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=VALUES)
+def test_random_documents_walk_with_the_stack_beside_the_written_out_guide(value: Any) -> None:
+    """Any value under "extra", written compactly with GPT-2's tokens: every token allowed by the
+    stack (and by the written-out guide while it still follows), the end accepted."""
+    nested, written = gpt2_guides()
+    document = {"id": 3, "extra": value}
+    canonical = b'{"id":3,"extra":' + _written(value).encode() + b"}"
+    state, state_written = nested.start(), written.start()
+    for token in encode(gpt2_path(), canonical.decode()):
+        allowed = nested.allowed(state)
+        assert token in allowed
+        if state_written is not None:
+            assert np.isin(written.allowed(state_written), allowed).all()
+            state_written = written.advance(state_written, token)
+        following = nested.advance(state, token)
+        assert following is not None
+        state = following
+    assert nested.is_accept(state)
+    jsonschema.validate(document, OPEN)
+
+
+_GUIDES: list[tuple[Guide, Guide]] = []
+
+
+def gpt2_guides() -> tuple[Guide, Guide]:
+    """The two guides for GPT-2, made once (hypothesis calls the test many times)."""
+    if not _GUIDES:
+        _GUIDES.append(guides(gpt2_path()))
+    return _GUIDES[0]
