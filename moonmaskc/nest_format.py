@@ -76,13 +76,11 @@ def checked_nests(arrays: Mapping[str, Any], where: str) -> NestRegions:
     count = exits.shape[0]
     if count < 1:
         raise check.fail("dfa_nest_exit", "lists no region")
-    returns = check.array("dfa_nest_returns", arrays["dfa_nest_returns"], "i", (count, None, None), 0, n)
-    copies = returns.shape[1]
-    if copies < 2 or returns.shape[2] != copies:
-        raise check.fail("dfa_nest_returns", "is not [regions, copies, copies] with two copies or more")
-    if np.any(returns[:, :, 1:] < 1) or np.any(returns[:, :, 0] != 0):
-        raise check.fail("dfa_nest_returns", "returns to the dead state, or from copy 0")
-    callee = check.array("dfa_nest_callee", arrays["dfa_nest_callee"], "i", (None,), 0, copies)
+    returns = check.array("dfa_nest_returns", arrays["dfa_nest_returns"], "i", (count, 2, None), 0, n)
+    copies, kinds = 2, returns.shape[2]
+    if kinds < 1 or np.any(returns < 1):
+        raise check.fail("dfa_nest_returns", "returns to the dead state, or names no kind of container")
+    callee = check.array("dfa_nest_callee", arrays["dfa_nest_callee"], "i", (None,), 0, kinds + 1)
     roles = callee.shape[0]
     pops = check.array("dfa_nest_pops", arrays["dfa_nest_pops"], "b", (roles, 256))
     calls = check.array("dfa_nest_calls", arrays["dfa_nest_calls"], "b", (roles, 256))

@@ -93,7 +93,8 @@ class NestGuide(CountedGuide):
         if self._nest_region[q] < 0:
             return super()._split(state)
         copy = self._nest_copy[q]
-        if (copy == 0) != (register == 0) or self._nests.entries(register) > MAX_NEST_ENTRIES:
+        entries = self._nests.entries(register)
+        if (copy == 0) != (register == 0) or (copy and entries < 1) or entries > MAX_NEST_ENTRIES:
             raise RuntimeInputError(f"state {state} carries a stack its DFA state cannot have")
         return q, register
 

@@ -10,14 +10,15 @@ states belong to a nest region, each a few copies of ``L``'s states per marker e
 one copy of the value per depth and per bracket kind. Beside the DFA state runs a stack ``s``, an
 int:
 
-- a region's states come in *copies*: copy 0 is the value at the marker's place, copy ``k >= 1``
-  a nested container that returns to ``L``'s ``k``-th *return state* (a state an ``N`` edge leads
-  to: after an object member, after an array element);
-- an opening byte where ``L`` has an ``N`` edge (a *call*) enters the callee's copy and pushes
-  the caller's copy: ``s := 1`` from copy 0 (the stack's bottom), else ``s := s << 1 | (k - 1)``;
-- a byte that closes a container of copy ``k >= 1`` (an edge of ``L`` into an accepting state
-  with no edge out) is a *pop*: its target is the return state ``k`` in the caller's copy, taken
-  from ``s`` (copy 0 when ``s == 1``), and ``s`` shifts back. Pop edges are dead in the table:
+- a region's states come in two *copies*: copy 0 is the value at the marker's place, copy 1 a
+  nested container, whatever holds it;
+- an opening byte where ``L`` has an ``N`` edge (a *call*) enters copy 1 and pushes the *kind* of
+  the call, which of ``L``'s *return states* (a state an ``N`` edge leads to: after an object
+  member, after an array element) the container returns to: ``s := 2 | kind`` from copy 0 (a 1 bit
+  marks the stack's bottom), else ``s := s << 1 | kind``;
+- a byte that closes a container in copy 1 (an edge of ``L`` into an accepting state with no edge
+  out) is a *pop*: it shifts the kind out of ``s`` and leads to that return state, in copy 0 when
+  ``s`` is then 1 (and ``s := 0``), else in copy 1. Pop edges are dead in the table:
   a DFA cannot hold them, so every stage that only reads the table (the token table's walk)
   sees the value without its pops;
 - in copy 0 the value ends where ``L`` accepts: its edges into ``L``'s final state lead to the
@@ -94,14 +95,14 @@ class NestRegions:
     """Which states of a DFA lie in nest regions, and how their stack moves.
 
     - ``region``, ``copy``, ``role``: int32[num_states], the region of each state (-1 outside),
-      its copy (0 the value itself, ``k >= 1`` a nested container returning to return state ``k``)
-      and the state of ``L`` it copies (-1 outside);
+      its copy (0 the value itself, 1 a nested container) and the state of ``L`` it copies (-1
+      outside);
     - ``exit``: int32[num_regions], the marker edge's target;
-    - ``returns``: int32[num_regions, copies, copies]: the state a pop from copy ``k`` leads to
-      when the caller is copy ``c``: ``returns[region, c, k]`` (0 for ``k == 0``);
-    - ``pops``: bool[roles, 256], the bytes that close a container from a role (in copies >= 1);
+    - ``returns``: int32[num_regions, 2, kinds]: the state a pop of a container of ``kind`` leads
+      to, in copy 0 or 1: ``returns[region, copy, kind]``;
+    - ``pops``: bool[roles, 256], the bytes that close a container from a role (in copy 1);
     - ``calls``: bool[roles, 256], the bytes that open a nested container from a role, and
-      ``callee``: int32[roles], the copy such a call enters (0 where a role calls nothing);
+      ``callee``: int32[roles], 1 + the kind of such a call (0 where a role calls nothing);
     - ``level_distance``: int32[roles], the fewest bytes from a role to the end of its level's
       value (its container's closing byte included).
     """
@@ -126,14 +127,14 @@ class NestRegions:
 
     @property
     def entry_bits(self) -> int:
-        """Bits per stack entry above the bottom one (the copies k >= 1, numbered k - 1)."""
-        return max(1, (self.num_copies - 2).bit_length())
+        """Bits per stack entry: the kind of each open container."""
+        return max(1, (int(self.returns.shape[2]) - 1).bit_length())
 
     def entries(self, stack: int) -> int:
         """How many entries ``stack`` holds (0 outside any nested container)."""
         if stack == 0:
             return 0
-        return 1 + (stack.bit_length() - 1) // self.entry_bits
+        return (stack.bit_length() - 1) // self.entry_bits
 
     def step(self, state: int, byte: int, target: int, stack: int) -> tuple[int, int] | None:
         """The state and stack after ``byte`` from ``state`` with ``stack``, where the table says
@@ -143,23 +144,23 @@ class NestRegions:
             return (target, 0) if target else None
         role = int(self.role[state])
         copy = int(self.copy[state])
+        bits = self.entry_bits
         if copy and self.pops[role, byte]:
-            if stack == 1:
-                caller = 0
-                stack = 0
-            else:
-                bits = self.entry_bits
-                caller = 1 + (stack & ((1 << bits) - 1))
-                stack >>= bits
-            return int(self.returns[region, caller, copy]), stack
+            kind = stack & ((1 << bits) - 1)
+            stack >>= bits
+            caller = 1
+            if stack == 1:  # the bottom: back in the value itself
+                caller, stack = 0, 0
+            return int(self.returns[region, caller, kind]), stack
         if not target:
             return None
         if self.calls[role, byte]:
+            kind = int(self.callee[role]) - 1
             if copy == 0:
-                return target, 1
+                return target, (1 << bits) | kind
             if self.entries(stack) >= MAX_NEST_ENTRIES:
                 return None
-            return target, (stack << self.entry_bits) | (copy - 1)
+            return target, (stack << bits) | kind
         return target, stack
 
     def completion(self, distance: np.ndarray, state: int, stack: int) -> int:
@@ -209,13 +210,13 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
         if dfa.accepting[source] or np.any(others & starts):
             raise NestRegionError("a free value shares its first byte with another value")
         regions.append((source, int(table[source, marker_column])))
-    copies = 1 + len(template.returns)
+    copies, kinds = 2, len(template.returns)
     size = block.shape[0]
     rows = [table]
     region_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
     copy_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
     role_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
-    returns = np.zeros((len(regions), copies, copies), dtype=np.int32)
+    returns = np.zeros((len(regions), copies, kinds), dtype=np.int32)
     accepting = [dfa.accepting.copy()]
     next_state = dfa.num_states
     for index, (source, exit_state) in enumerate(regions):
@@ -309,10 +310,10 @@ class _Template:
     starts: np.ndarray  # bool[256]: the bytes a value starts with
     final_accepting: np.ndarray  # bool[roles]: L's accepting states
     call_targets: np.ndarray  # int32[roles, 256]: the L state a call enters, -1 where none
-    callee: np.ndarray  # int64[roles]: the copy a call from the role enters (0: none)
-    returns: list[int]  # the return states (copy k returns to returns[k - 1])
+    callee: np.ndarray  # int64[roles]: 1 + the kind of a call from the role (0: none)
+    returns: list[int]  # the return states, by kind
     members: list[np.ndarray]  # the roles of each copy
-    in_container: np.ndarray  # bool[roles]: roles inside a container (the roles of copies >= 1)
+    in_container: np.ndarray  # bool[roles]: roles inside a container (the roles of copy 1)
     level_distance: np.ndarray  # int32[roles]
     # One region's new states as a block (every (copy, role) but copy 0's start, which is the
     # marker's source): their rows as codes (a block index, ``_DEAD``, ``_EXIT``, ``_SOURCE``),
@@ -355,7 +356,7 @@ class _Template:
         container_start = {int(table[level.start, b]) for b in open_bytes}
         in_container = _reachable(table, container_start, final_state)
         top = _reachable(table, {level.start}, final_state)
-        members = [np.nonzero(top)[0]] + [np.nonzero(in_container)[0]] * len(returns)
+        members = [np.nonzero(top)[0], np.nonzero(in_container)[0]]
         without_calls = DFA(level.transitions.copy(), level.byte_class, level.accepting, level.start)
         without_calls.transitions[:, level.byte_class[call]] = 0
         template = cls(
@@ -376,7 +377,7 @@ class _Template:
 
     def _with_block(self, start: int) -> _Template:
         """This template with its block (see the fields)."""
-        copies = 1 + len(self.returns)
+        copies, kinds = 2, len(self.returns)
         roles = self.inner.shape[0]
         local = np.full((copies, roles), _DEAD, dtype=np.int64)
         local[0, start] = _SOURCE
@@ -389,15 +390,15 @@ class _Template:
             targets = local_with_dead[c][np.where(self.inner > 0, self.inner, roles)]
             for role in np.nonzero(self.callee)[0].tolist():
                 live = self.call_targets[role] >= 0
-                targets[role, live] = local[self.callee[role], self.call_targets[role, live]]
-            targets[self.ends] = _EXIT if c == 0 else _DEAD  # in copies >= 1 a pop: the stack's
+                targets[role, live] = local[1, self.call_targets[role, live]]
+            targets[self.ends] = _EXIT if c == 0 else _DEAD  # in copy 1 a pop: the stack's
             codes[c] = targets
         block = np.stack([codes[c, r] for c, r in kept]) if kept else np.zeros((0, 256), np.int64)
         goes_on = set(self.goes_on_roles.tolist())
-        return_codes = np.full((copies, copies), _DEAD, dtype=np.int64)
+        return_codes = np.full((copies, kinds), _DEAD, dtype=np.int64)
         for caller in range(copies):
-            for c in range(1, copies):
-                return_codes[caller, c] = local[caller, self.returns[c - 1]]
+            for kind in range(kinds):
+                return_codes[caller, kind] = local[caller, self.returns[kind]]
         return dataclasses.replace(
             self,
             block=block,

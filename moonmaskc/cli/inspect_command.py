@@ -28,7 +28,9 @@ def describe_states(dfa: DFA, limit: int | None) -> list[dict[str, Any]]:
     rows = []
     for state in range(count):
         # A state inside a nested container is shown with its shallowest stack (one entry).
-        register = 1 if dfa.nests is not None and int(dfa.nests.copy[state]) >= 1 else 0
+        register = 0
+        if dfa.nests is not None and int(dfa.nests.copy[state]) >= 1:
+            register = 1 << dfa.nests.entry_bits  # one entry, of the first kind
         completion = dfa.shortest_completion(state, register)
         row: dict[str, Any] = {}
         rows.append(row)
