@@ -91,11 +91,12 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
     popped = states
     closers = sorted({int(byte) for byte in np.nonzero(nests.pops.any(axis=0))[0]})
     byte_class = dfa.byte_class.astype(np.int64).copy()
-    columns = [dfa.transitions[:, c] for c in range(classes)]
-    for byte in closers:  # a class of its own, a copy of its old column
-        columns.append(dfa.transitions[:, byte_class[byte]].copy())
-        byte_class[byte] = len(columns) - 1
-    table = np.vstack([np.stack(columns, axis=1), np.full((1, len(columns)), popped, np.int32)])
+    copied = dfa.transitions[:, byte_class[closers]]  # each closing byte a class of its own
+    byte_class[closers] = classes + np.arange(len(closers))
+    width = classes + len(closers)
+    table = np.vstack(
+        [np.concatenate([dfa.transitions, copied], axis=1), np.full((1, width), popped, np.int32)]
+    )
     nested = np.nonzero((nests.region >= 0) & (nests.copy >= 1))[0]
     for byte in closers:
         popping = nested[nests.pops[nests.role[nested], byte]]
@@ -106,8 +107,6 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
     closing, members = _closing_tokens(vocabulary, bytes(closers))
     probe_table = build_token_table(probe, closing)
     next_table = probe_table.next_table
-    token_class = np.zeros(vocabulary.size, dtype=np.int64)  # class 0: never allowed
-    token_class[members] = probe_table.token_class  # each closing token's class, by its own id
     hits = np.nonzero(next_table.next_states == popped)[0]
     hit_states = np.searchsorted(next_table.next_offsets, hits, side="right") - 1
     hits, hit_states = hits[hit_states < popped], hit_states[hit_states < popped]  # not POPPED's own
@@ -115,8 +114,9 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
     hit_classes = next_table.row_classes[
         next_table.row_class_offsets[rows] + (hits - next_table.next_offsets[hit_states])
     ]
-    order = np.argsort(token_class, kind="stable")
-    starts = np.searchsorted(token_class[order], np.arange(int(token_class.max(initial=0)) + 2))
+    sub_class = np.asarray(probe_table.token_class, dtype=np.int64)  # by the probe's token ids
+    order = members[np.argsort(sub_class, kind="stable")]  # the vocabulary's ids, by class
+    starts = np.searchsorted(np.sort(sub_class), np.arange(int(sub_class.max(initial=0)) + 2))
     offsets = np.zeros(states + 1, dtype=np.int64)
     found: list[np.ndarray] = []
     bounds = np.searchsorted(hit_states, np.arange(states + 1))  # hits are in state order

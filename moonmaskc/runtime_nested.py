@@ -249,12 +249,18 @@ class NestGuide(CountedGuide):
         if self._plain(q):
             return super().mask(state, tokens_left=tokens_left)
         if tokens_left is None or self._budgeted(q, register, tokens_left) is None:
+            if not self._involved(q):
+                return Guide.mask(self, q)  # the row of q
             key = (q, register)  # the unbudgeted mask, kept per state and stack
             packed = self._packed.get(key)
             if packed is None:
                 if len(self._packed) >= _CACHED:
                     self._packed.clear()
-                packed = self._packed[key] = self._pack(self._unbudgeted(q, register))
+                packed = Guide.mask(self, q).copy()  # the row of q, and the dynamic tokens let through
+                dynamic, _ = self._dynamic(q, register)
+                np.bitwise_or.at(packed, dynamic >> 5, np.left_shift(1, dynamic & 31).astype(np.uint32))
+                packed.flags.writeable = False
+                self._packed[key] = packed
             return packed
         return self._pack(self.allowed(state, tokens_left=tokens_left))
 
@@ -266,9 +272,14 @@ class NestGuide(CountedGuide):
         return packed
 
     def fill_bitmask(self, state: int, out: Any, row: int = 0, *, tokens_left: int | None = None) -> None:
-        q, _ = self._split(state)
+        q, register = self._split(state)
         if self._plain(q):
             super().fill_bitmask(state, out, row, tokens_left=tokens_left)
+            return
+        if not self._involved(q) and (
+            tokens_left is None or self._budgeted(q, register, tokens_left) is None
+        ):
+            self._plain_fill(q, out, row)  # no token of q needs the stack: the row of q (native)
             return
         self._check_bitmask(out, row)
         self._copy_row(self.mask(state, tokens_left=tokens_left), out, row)
