@@ -160,6 +160,8 @@ class Guide:
             raise check.fail("dfa_accepting", "disagrees with dfa_distance (0 exactly where accepting)")
         if "dfa_nest_region" in arrays:
             guide = _nest_guide(table, accepting, distance, start, arrays.metadata, arrays, path)
+            if verify:
+                guide.verify_dynamic()  # type: ignore[attr-defined]
         elif "dfa_region" in arrays:
             guide = _counted_guide(
                 table, accepting, distance, start, arrays.metadata, _regions_of(arrays, path)

@@ -80,6 +80,20 @@ class NestGuide(CountedGuide):
         self._loose: dict[tuple[int, int], int] = {}
         self._packed: dict[tuple[int, int], np.ndarray] = {}
 
+    def verify_dynamic(self) -> None:
+        """``ArtifactError`` unless the stored dynamic tokens are those of the stored DFA and
+        vocabulary (a verified load: ``nest_tokens.dynamic_tokens_of`` again)."""
+        from moonmaskc.automata.dfa import DFA
+        from moonmaskc.nest_tokens import dynamic_tokens_of
+        from moonmaskc.vocabulary import Vocabulary
+
+        dfa = DFA(self._transitions, self._byte_classes, self._accepting, self._start, self._distance)
+        dfa.nests = self._nests
+        vocabulary = Vocabulary.from_arrays(dict(self.table.vocab_arrays))
+        offsets, ids = dynamic_tokens_of(dfa, vocabulary)
+        if offsets.tolist() != self._offsets or not np.array_equal(ids, self._dynamic_ids):
+            raise ArtifactError("tokens_nest_ids disagrees with the DFA's nest regions and the vocabulary")
+
     # states --------------------------------------------------------------------------------------
 
     def _split(self, state: Any) -> tuple[int, int]:

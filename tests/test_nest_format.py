@@ -157,3 +157,20 @@ def test_mutated_nest_artifacts_are_refused_or_served_without_a_crash(
     except ArtifactError:
         return
     artifact.match(WALK.decode())
+
+
+def test_a_verified_load_recomputes_the_dynamic_tokens(saved: tuple[Guide, Path], tmp_path: Path) -> None:
+    """Dynamic tokens with one left out keep every check of a plain load (which then serves a
+    narrower language); a verified load finds them again and refuses the file."""
+    _, path = saved
+    arrays = arrays_of(path)
+    offsets, ids = arrays["tokens_nest_offsets"].copy(), arrays["tokens_nest_ids"]
+    state = int(np.flatnonzero(np.diff(offsets))[0])
+    arrays["tokens_nest_ids"] = np.delete(ids, offsets[state])
+    offsets[state + 1 :] -= 1
+    arrays["tokens_nest_offsets"] = offsets
+    bad = write_artifact(tmp_path / "fewer.npz", arrays)
+    assert isinstance(Guide.load(bad), NestGuide)
+    with pytest.raises(ArtifactError, match="tokens_nest_ids disagrees"):
+        Guide.load(bad, verify=True)
+    Guide.load(path, verify=True).verify_dynamic()  # type: ignore[attr-defined]
