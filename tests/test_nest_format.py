@@ -174,3 +174,10 @@ def test_a_verified_load_recomputes_the_dynamic_tokens(saved: tuple[Guide, Path]
     with pytest.raises(ArtifactError, match="tokens_nest_ids disagrees"):
         Guide.load(bad, verify=True)
     Guide.load(path, verify=True).verify_dynamic()  # type: ignore[attr-defined]
+    from click.testing import CliRunner
+
+    from moonmaskc.cli import main
+
+    refused = CliRunner().invoke(main, ["inspect", str(bad), "--verify"])
+    assert refused.exit_code != 0 and "tokens_nest_ids disagrees" in refused.output
+    assert CliRunner().invoke(main, ["inspect", str(path), "--verify"]).exit_code == 0

@@ -261,3 +261,8 @@ def verify_artifact(path: Path, max_bytes: int) -> None:
         from moonmaskc.runtime_table import ServingTable
 
         ServingTable(archive).verify()
+        if "dfa_region" in archive or "dfa_nest_region" in archive:
+            from moonmaskc.runtime import Guide
+
+            # The counted regions' character counts and the nest regions' dynamic tokens, again.
+            Guide.load(path, max_bytes=max_bytes, verify=True)
