@@ -116,18 +116,25 @@ class CountedGuide(Guide):
     # states --------------------------------------------------------------------------------------
 
     def _split(self, state: Any) -> tuple[int, int]:
-        """``state`` as (DFA state, counter), or ``RuntimeInputError``."""
+        """``state`` as (DFA state, register), or ``RuntimeInputError``; the register is checked by
+        ``_register_problem``."""
         if isinstance(state, bool | np.bool_) or not isinstance(state, int | np.integer):
             raise RuntimeInputError(f"a state must be an int, not {type(state).__name__}")
         value = int(state)
-        q, count = value & STATE_MASK, value >> STATE_BITS
+        q, register = value & STATE_MASK, value >> STATE_BITS
         if value < 0 or q >= self._num_states:
             raise RuntimeInputError(f"state {state} is not a state of this guide")
+        problem = self._register_problem(q, register)
+        if problem:
+            raise RuntimeInputError(f"state {state} carries {problem} its DFA state cannot have")
+        return q, register
+
+    def _register_problem(self, q: int, count: int) -> str:
+        """What is wrong with ``count`` as the register of ``q`` ("" when nothing): a character
+        count, 0 outside counted regions and at most the region's upper bound."""
         region = self._region_of[q]
         high = self._high[region] if region >= 0 else 0
-        if count and (region < 0 or count > high):
-            raise RuntimeInputError(f"state {state} carries a character count its DFA state cannot have")
-        return q, count
+        return "a character count" if count and (region < 0 or count > high) else ""
 
     def _dfa_state(self, state: Any) -> int:
         return self._split(state)[0]

@@ -30,10 +30,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from moonmaskc.automata.counted import Regions
+from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.nested import MAX_NEST_ENTRIES, NestRegions
 from moonmaskc.errors import ArtifactError, RuntimeInputError
 from moonmaskc.runtime import Guide
-from moonmaskc.runtime_counted import STATE_BITS, STATE_MASK, CountedGuide
+from moonmaskc.runtime_counted import STATE_BITS, CountedGuide
 
 if TYPE_CHECKING:
     from moonmaskc.runtime_table import ServingTable
@@ -83,41 +84,30 @@ class NestGuide(CountedGuide):
     def verify_dynamic(self) -> None:
         """``ArtifactError`` unless the stored dynamic tokens are those of the stored DFA and
         vocabulary (a verified load: ``nest_tokens.dynamic_tokens_of`` again)."""
-        from moonmaskc.automata.dfa import DFA
         from moonmaskc.nest_tokens import dynamic_tokens_of
         from moonmaskc.vocabulary import Vocabulary
 
-        dfa = DFA(self._transitions, self._byte_classes, self._accepting, self._start, self._distance)
-        dfa.nests = self._nests
         vocabulary = Vocabulary.from_arrays(dict(self.table.vocab_arrays))
-        offsets, ids = dynamic_tokens_of(dfa, vocabulary)
+        offsets, ids = dynamic_tokens_of(self._dfa, vocabulary)
         if offsets.tolist() != self._offsets or not np.array_equal(ids, self._dynamic_ids):
             raise ArtifactError("tokens_nest_ids disagrees with the DFA's nest regions and the vocabulary")
 
     # states --------------------------------------------------------------------------------------
 
-    def _split(self, state: Any) -> tuple[int, int]:
-        """``state`` as (DFA state, counter or stack), or ``RuntimeInputError``."""
-        if isinstance(state, bool | np.bool_) or not isinstance(state, int | np.integer):
-            raise RuntimeInputError(f"a state must be an int, not {type(state).__name__}")
-        value = int(state)
-        q, register = value & STATE_MASK, value >> STATE_BITS
-        if value < 0 or q >= self._num_states:
-            raise RuntimeInputError(f"state {state} is not a state of this guide")
+    def _register_problem(self, q: int, register: int) -> str:
+        """In a nest region the register is its stack: 0 in copy 0, one entry or more (at most
+        ``MAX_NEST_ENTRIES``) in copy 1; elsewhere a counted region's counter."""
         if self._nest_region[q] < 0:
-            return super()._split(state)
+            return super()._register_problem(q, register)
         copy = self._nest_copy[q]
         entries = self._nests.entries(register)
         if (copy == 0) != (register == 0) or (copy and entries < 1) or entries > MAX_NEST_ENTRIES:
-            raise RuntimeInputError(f"state {state} carries a stack its DFA state cannot have")
-        return q, register
-
-    def _dfa_state(self, state: Any) -> int:
-        return self._split(state)[0]
+            return "a stack"
+        return ""
 
     def mask_key(self, state: int) -> object:
         q, register = self._split(state)
-        if self._nest_region[q] >= 0 or self._offsets[q] != self._offsets[q + 1]:
+        if self._nest_region[q] >= 0 or self._involved(q):
             return ("nest", q, register)
         return super().mask_key(state)
 
@@ -132,25 +122,19 @@ class NestGuide(CountedGuide):
 
     # the stack ---------------------------------------------------------------------------------
 
+    @cached_property
+    def _dfa(self) -> DFA:
+        """The DFA with its counted and nest regions: what steps a token's bytes with the register
+        (``DFA.walk_counted``) and what a verified load computes the dynamic tokens of."""
+        dfa = DFA(self._transitions, self._byte_classes, self._accepting, self._start, self._distance)
+        dfa.regions = self._regions if self._regions.num_regions else None
+        dfa.nests = self._nests
+        return dfa
+
     def _walk(self, q: int, register: int, data: bytes) -> tuple[int, int] | None:
         """The DFA state and register after ``data`` from ``(q, register)``; None when refused."""
-        rows, classes, nests, regions = self._rows, self._byte_class, self._nests, self._regions
-        current = q
-        for byte in data:
-            target = rows[current][classes[byte]]
-            if self._nest_region[current] >= 0:
-                moved = nests.step(current, byte, target, register)
-                if moved is None:
-                    return None
-                current, register = moved
-                continue
-            if not target:
-                return None
-            stepped = regions.counter_step(current, target, register)
-            if stepped is None:
-                return None
-            current, register = target, stepped
-        return current, register
+        state, register, died = self._dfa.walk_counted(data, q, register)
+        return None if died is not None or not state else (state, register)
 
     def _dynamic(self, q: int, register: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
         """The dynamic tokens of ``q`` that ``register`` lets through, and where each leads."""
@@ -175,10 +159,10 @@ class NestGuide(CountedGuide):
     @cached_property
     def _brackets(self) -> np.ndarray:
         """int64[vocab]: the opening brackets of each token (a bound on the pushes it makes)."""
-        counts = np.zeros(self._vocab_size, dtype=np.int64)
-        for token, data in enumerate(self._token_bytes):
-            counts[token] = data.count(b"{") + data.count(b"[")
-        return counts
+        data = np.frombuffer(self._token_data, dtype=np.uint8)
+        opening = np.concatenate([[0], np.cumsum((data == ord("{")) | (data == ord("[")), dtype=np.int64)])
+        ends = np.asarray(self._token_ends, dtype=np.int64)
+        return opening[ends] - opening[np.concatenate([[0], ends[:-1]])]
 
     def _bound(self, q: int, register: int) -> int:
         """Tokens, eos included, that surely end the text from ``(q, register)`` (see the module

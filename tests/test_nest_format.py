@@ -15,6 +15,7 @@ import moonmaskc
 from moonmaskc.artifact import Artifact
 from moonmaskc.errors import ArtifactError
 from moonmaskc.format import write_artifact
+from moonmaskc.nest_format import NEST_ARRAYS, NEST_TOKEN_ARRAYS
 from moonmaskc.pipeline import CompileOptions, compile_source
 from moonmaskc.runtime import Guide
 from moonmaskc.runtime_nested import NestGuide
@@ -109,21 +110,7 @@ def test_corrupted_nest_arrays_are_refused(
         Guide.load(bad)
 
 
-NEST_ARRAY_NAMES = (
-    "dfa_nest_region",
-    "dfa_nest_copy",
-    "dfa_nest_role",
-    "dfa_nest_exit",
-    "dfa_nest_returns",
-    "dfa_nest_pops",
-    "dfa_nest_calls",
-    "dfa_nest_callee",
-    "dfa_nest_level_distance",
-    "tokens_nest_offsets",
-    "tokens_nest_ids",
-    "dfa_transitions",
-    "dfa_distance",
-)
+NEST_ARRAY_NAMES = (*NEST_ARRAYS, *NEST_TOKEN_ARRAYS, "dfa_transitions", "dfa_distance")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -122,10 +122,6 @@ class NestRegions:
         return int(self.exit.shape[0])
 
     @property
-    def num_copies(self) -> int:
-        return int(self.returns.shape[1])
-
-    @property
     def entry_bits(self) -> int:
         """Bits per stack entry: the kind of each open container."""
         return max(1, (int(self.returns.shape[2]) - 1).bit_length())
@@ -240,8 +236,6 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
         accepting.append(template.block_accepting & bool(dfa.accepting[exit_state]))
         returns[index] = _placed(template.return_codes, next_state, source, exit_state)
         next_state += size
-    for source, _ in regions:  # no marker edge is left
-        table[source, marker_column] = 0
     expanded = np.concatenate(rows, axis=0)
     nests = NestRegions(
         region=np.concatenate(region_of),
