@@ -8,12 +8,12 @@ fate depends on the stack: the token table of a DFA with nest regions is built w
 edge dead, so a state's row holds the tokens that need no pop, with their next states, and leaves
 out exactly these (the runtime walks them with the stack).
 
-How: a *probe* DFA, the value alone as a document (the marker and nothing else, expanded), with
-every pop edge led into an absorbing accepting state ``POPPED`` and the region's exit into an
-absorbing accepting state of its own; the token table of the probe (native trie walk) then says,
-per state, which tokens end in ``POPPED``. The sets depend on the role and on whether the copy is
-0 (whose closing bytes end the value instead of popping), not on the region or what follows it:
-before its first pop a token never leaves a copy >= 1, and a token that leaves copy 0 pops no more.
+How: a *probe* DFA (``probe_of``), the DFA with every pop edge led into an absorbing accepting
+state ``POPPED``; the token table of the probe over the tokens that hold a closing byte (native
+trie walk) then says, per state, which tokens end in ``POPPED`` (``dynamic_tokens_of``). Per role
+(``dynamic_tokens``) the sets depend only on the role and on whether the copy is 0 (whose closing
+bytes end the value instead of popping): before its first pop a token never leaves copy 1, and a
+token that leaves copy 0 pops no more; the value alone as a document holds them all.
 """
 
 from __future__ import annotations
@@ -27,63 +27,47 @@ from moonmaskc.vocabulary import Vocabulary
 PROBE_MARKER = 0xC0
 
 
-def probe_dfa(level: DFA, call: int, open_bytes: bytes) -> tuple[DFA, NestRegions, int]:
-    """The probe of the module docstring, its nest regions (one region) and its ``POPPED`` state."""
+def value_alone(level: DFA, call: int, open_bytes: bytes) -> DFA:
+    """The free value alone as a document: the marker and nothing else, expanded."""
     from moonmaskc import ir
     from moonmaskc.automata.build import compile_ir
 
     host = compile_ir(ir.literal(bytes([PROBE_MARKER])))
-    expanded = expand_nests(host, PROBE_MARKER, level, call, open_bytes)
-    nests = expanded.nests
-    assert nests is not None
-    table = expanded.transitions[:, expanded.byte_class]
-    states = table.shape[0]
-    popped, left = states, states + 1
-    probe = np.vstack([table, np.full((1, 256), popped, np.int32), np.full((1, 256), left, np.int32)])
-    exit_state = int(nests.exit[0])
-    probe[probe == exit_state] = left  # leaving the region: no pop can follow
-    nested = np.nonzero((nests.region >= 0) & (nests.copy >= 1))[0]
-    for state in nested.tolist():
-        probe[state, nests.pops[int(nests.role[state])]] = popped
-    accepting = np.concatenate([np.zeros(states, dtype=bool), [True, True]])
-    columns, byte_class = np.unique(probe.T, axis=0, return_inverse=True)
-    return (
-        DFA(np.ascontiguousarray(columns.T), byte_class.reshape(-1), accepting, expanded.start),
-        nests,
-        popped,
-    )
+    return expand_nests(host, PROBE_MARKER, level, call, open_bytes)
+
+
+def probe_dfa(level: DFA, call: int, open_bytes: bytes) -> tuple[DFA, NestRegions, int]:
+    """The probe (``probe_of``) of the value alone, its nest regions (one region) and its
+    ``POPPED`` state."""
+    expanded = value_alone(level, call, open_bytes)
+    assert expanded.nests is not None
+    probe, popped, _ = probe_of(expanded)
+    return probe, expanded.nests, popped
 
 
 def dynamic_tokens(
     level: DFA, call: int, open_bytes: bytes, vocabulary: Vocabulary
 ) -> dict[tuple[bool, int], np.ndarray]:
     """``{(nested, role): token ids}``: the tokens that reach a pop from ``role`` in a copy >= 1
-    (``nested``) or in copy 0; roles with none are left out."""
-    from moonmaskc.token_table import build_token_table
-
-    probe, nests, popped = probe_dfa(level, call, open_bytes)
-    table = build_token_table(probe, vocabulary)
+    (``nested``) or in copy 0; roles with none are left out. The sets depend on the role and on
+    whether the copy is 0, not on the region or what follows it, so the value alone holds them
+    all (``dynamic_tokens_of`` of it)."""
+    expanded = value_alone(level, call, open_bytes)
+    nests = expanded.nests
+    assert nests is not None
+    offsets, ids = dynamic_tokens_of(expanded, vocabulary)
     found: dict[tuple[bool, int], np.ndarray] = {}
     for state in np.nonzero(nests.region >= 0)[0].tolist():
         key = (bool(nests.copy[state] >= 1), int(nests.role[state]))
-        if key in found:
-            continue
-        allowed = table.allowed(state)
-        reached = allowed[table.next_of(state) == popped]
-        if reached.size:
-            found[key] = np.sort(reached).astype(np.int32)
+        if key not in found and offsets[state + 1] > offsets[state]:
+            found[key] = ids[offsets[state] : offsets[state + 1]]
     return found
 
 
-def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
-    """For every state of ``dfa`` (with nest regions), the tokens whose walk from it reaches a pop:
-    ``(offsets, ids)``, int32[num_states + 1] and int32[n], the ids of state ``q`` being
-    ``ids[offsets[q]:offsets[q + 1]]`` in increasing order. Unlike ``dynamic_tokens`` this holds
-    the states outside regions too: a token may enter a region, open two containers and close one
-    (``:[[]``). From the token table of a probe of the whole DFA, every pop edge led into an
-    absorbing accepting state (the closing bytes get classes of their own there)."""
-    from moonmaskc.token_table import build_token_table
-
+def probe_of(dfa: DFA) -> tuple[DFA, int, bytes]:
+    """``dfa`` (with nest regions) with every pop edge led into an absorbing accepting state
+    ``POPPED`` (a new last state), each closing byte in a class of its own: the probe, ``POPPED``
+    and the closing bytes."""
     nests = dfa.nests
     if nests is None:
         raise ValueError("the DFA has no nest regions")
@@ -103,8 +87,22 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
         table[popping, byte_class[byte]] = popped
     accepting = np.concatenate([dfa.accepting, [True]])
     probe = DFA(np.ascontiguousarray(table, dtype=np.int32), byte_class, accepting, dfa.start)
+    return probe, popped, bytes(closers)
+
+
+def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
+    """For every state of ``dfa`` (with nest regions), the tokens whose walk from it reaches a pop:
+    ``(offsets, ids)``, int32[num_states + 1] and int32[n], the ids of state ``q`` being
+    ``ids[offsets[q]:offsets[q + 1]]`` in increasing order. Unlike ``dynamic_tokens`` this holds
+    the states outside regions too: a token may enter a region, open two containers and close one
+    (``:[[]``). From the token table of a probe of the whole DFA, every pop edge led into an
+    absorbing accepting state (the closing bytes get classes of their own there)."""
+    from moonmaskc.token_table import build_token_table
+
+    probe, popped, closers = probe_of(dfa)
+    states = popped
     # Only a token that holds a closing byte can pop: the probe walks those alone.
-    closing, members = _closing_tokens(vocabulary, bytes(closers))
+    closing, members = _closing_tokens(vocabulary, closers)
     probe_table = build_token_table(probe, closing)
     next_table = probe_table.next_table
     hits = np.nonzero(next_table.next_states == popped)[0]

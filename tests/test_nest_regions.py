@@ -186,6 +186,21 @@ def test_a_nest_region_is_smaller_than_the_value_at_depth_three() -> None:
     assert nested.num_states * 2 < bounded.num_states
 
 
+def reaches_pop(dfa: DFA, state: int, data: bytes) -> bool:
+    """Whether ``data`` read from ``state`` reaches a byte that closes a container of copy 1,
+    walked with a stack deep enough that none of its own pops empties it."""
+    nests = dfa.nests
+    assert nests is not None
+    current, stack = state, (1 << 20) if nests.copy[state] >= 1 else 0
+    for byte in data:
+        if nests.region[current] >= 0 and nests.copy[current] >= 1 and nests.pops[nests.role[current], byte]:
+            return True
+        current, stack = walk(dfa, [byte], current, stack)
+        if not current:
+            return False
+    return False
+
+
 TOKENS = [
     b"",
     b"}",
@@ -231,27 +246,7 @@ def test_the_dynamic_tokens_are_those_whose_walk_reaches_a_pop() -> None:
         if expanded.nests.region[state] < 0:
             continue
         key = (bool(expanded.nests.copy[state] >= 1), int(expanded.nests.role[state]))
-        expected = []
-        for token, data in enumerate(TOKENS):
-            if not data:
-                continue
-            # Walk with a deep enough stack of the state's own kind: a pop is a dead static edge.
-            current, popped = state, False
-            for byte in data:
-                target = int(expanded.transitions[current, expanded.byte_class[byte]])
-                role = int(expanded.nests.role[current])
-                if (
-                    expanded.nests.region[current] >= 0
-                    and expanded.nests.copy[current] >= 1
-                    and expanded.nests.pops[role, byte]
-                ):
-                    popped = True
-                    break
-                if not target:
-                    break
-                current = target
-            if popped:
-                expected.append(token)
+        expected = [token for token, data in enumerate(TOKENS) if data and reaches_pop(expanded, state, data)]
         assert found.get(key, np.zeros(0, dtype=np.int32)).tolist() == expected, (state, key)
         checked += 1
     assert checked > 100
@@ -269,28 +264,7 @@ def test_the_dynamic_tokens_of_every_state_include_those_that_enter_a_region_fir
     offsets, ids = dynamic_tokens_of(nested, vocabulary)
     assert offsets.shape == (nested.num_states + 1,) and offsets[-1] == ids.size
     for state in range(1, nested.num_states):
-        expected = []
-        for token, data in enumerate(tokens):
-            if not data:
-                continue
-            current, stack, popped = state, 0, False
-            if nested.nests.copy[state] >= 1:
-                stack = 1 << 20  # deep enough that no pop of this token empties it
-            for byte in data:
-                role = int(nested.nests.role[current])
-                if (
-                    nested.nests.region[current] >= 0
-                    and nested.nests.copy[current] >= 1
-                    and nested.nests.pops[role, byte]
-                ):
-                    popped = True
-                    break
-                following = walk(nested, [byte], current, stack)
-                if not following[0]:
-                    break
-                current, stack = following
-            if popped:
-                expected.append(token)
+        expected = [token for token, data in enumerate(tokens) if data and reaches_pop(nested, state, data)]
         assert ids[offsets[state] : offsets[state + 1]].tolist() == expected, state
     start_ids = ids[offsets[nested.start] : offsets[nested.start + 1]].tolist()
     assert tokens.index(b'{"a":[[]') in start_ids  # enters the region, opens two, closes one
