@@ -97,13 +97,14 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
     the states outside regions too: a token may enter a region, open two containers and close one
     (``:[[]``). From the token table of a probe of the whole DFA, every pop edge led into an
     absorbing accepting state (the closing bytes get classes of their own there)."""
-    from moonmaskc.token_table import build_token_table
+    from moonmaskc.token_classes import token_classes
+    from moonmaskc.trie import trie_for
 
     probe, popped, closers = probe_of(dfa)
     states = popped
     # Only a token that holds a closing byte can pop: the probe walks those alone.
     closing, members = _closing_tokens(vocabulary, closers)
-    probe_table = build_token_table(probe, closing)
+    probe_table = token_classes(probe, trie_for(closing), closing.size, closing.eos_id)
     next_table = probe_table.next_table
     hits = np.nonzero(next_table.next_states == popped)[0]
     hit_states = np.searchsorted(next_table.next_offsets, hits, side="right") - 1
@@ -114,19 +115,16 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
     ]
     sub_class = np.asarray(probe_table.token_class, dtype=np.int64)  # by the probe's token ids
     order = members[np.argsort(sub_class, kind="stable")]  # the vocabulary's ids, by class
-    starts = np.searchsorted(np.sort(sub_class), np.arange(int(sub_class.max(initial=0)) + 2))
+    starts = np.concatenate([[0], np.cumsum(np.bincount(sub_class))])
+    # Each hit (state, class) stands for the class's members: list them all, then sort.
+    counts = starts[hit_classes + 1] - starts[hit_classes]
+    firsts = np.repeat(starts[hit_classes] - (np.cumsum(counts) - counts), counts)
+    tokens = order[firsts + np.arange(int(counts.sum()))]
+    owners = np.repeat(hit_states, counts)
+    ranked = np.argsort(owners * (int(members.max(initial=0)) + 1) + tokens, kind="stable")
     offsets = np.zeros(states + 1, dtype=np.int64)
-    found: list[np.ndarray] = []
-    bounds = np.searchsorted(hit_states, np.arange(states + 1))  # hits are in state order
-    for state in np.unique(hit_states).tolist():
-        mine = hit_classes[bounds[state] : bounds[state + 1]].tolist()
-        tokens = np.sort(np.concatenate([order[starts[c] : starts[c + 1]] for c in mine]))
-        found.append(tokens.astype(np.int32))
-        offsets[state + 1] = tokens.size
-    offsets = np.cumsum(offsets)
-    ids = np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
-    return offsets.astype(np.int32), ids.astype(np.int32)
-
+    offsets[1:] = np.cumsum(np.bincount(owners, minlength=states))
+    return offsets.astype(np.int32), tokens[ranked].astype(np.int32)
 
 _CLOSING: dict[tuple[str, bytes], tuple[Vocabulary, np.ndarray]] = {}
 

@@ -80,6 +80,7 @@ class NestGuide(CountedGuide):
         self._masks: dict[tuple[int, int], tuple[np.ndarray, list[tuple[int, int]]]] = {}
         self._loose: dict[tuple[int, int], int] = {}
         self._packed: dict[tuple[int, int], np.ndarray] = {}
+        self._entering_states: dict[int, bool] = {}
 
     def verify_dynamic(self) -> None:
         """``ArtifactError`` unless the stored dynamic tokens are those of the stored DFA and
@@ -114,7 +115,7 @@ class NestGuide(CountedGuide):
     def _plain(self, q: int) -> bool:
         """Whether a ``CountedGuide`` serves ``q`` as it is: outside nest regions, no dynamic
         token, no token into a nested container."""
-        return self._nest_region[q] < 0 and not self._involved(q) and not self._entering[q]
+        return self._nest_region[q] < 0 and not self._involved(q) and not self._entering(q)
 
     def _involved(self, q: int) -> bool:
         """Whether the row of ``q`` alone may not be the whole mask: ``q`` has dynamic tokens."""
@@ -232,15 +233,15 @@ class NestGuide(CountedGuide):
                 return budgeted
         return self._unbudgeted(q, register)
 
-    @cached_property
-    def _entering(self) -> np.ndarray:
-        """bool[states]: states outside nest regions with a token into a nested container (the
-        table's fewest tokens do not hold there: the nest budget decides)."""
-        table = self._next
-        reached = np.concatenate([[0], np.cumsum(self._nested[table.next_states], dtype=np.int64)])
-        offsets = np.asarray(table.next_offsets, dtype=np.int64)
-        entering = reached[offsets[1:]] > reached[offsets[:-1]]
-        return entering & (np.asarray(self._nest_region) < 0)
+    def _entering(self, q: int) -> bool:
+        """Whether ``q``, outside nest regions, has a token into a nested container (the table's
+        fewest tokens do not hold there: the nest budget decides); kept per state."""
+        found = self._entering_states.get(q)
+        if found is None:
+            table = self._next
+            following = table.next_states[table.next_offsets[q] : table.next_offsets[q + 1]]
+            found = self._entering_states[q] = bool(self._nested[following].any())
+        return found
 
     def mask(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:
         q, register = self._split(state)

@@ -269,10 +269,11 @@ _DEAD, _EXIT, _SOURCE = -1, -2, -3  # the codes of a template's block besides it
 
 def _placed(codes: np.ndarray, base: int, source: int, exit_state: int) -> np.ndarray:
     """A template block's codes as state ids, its states numbered from ``base``."""
-    placed = np.where(codes >= 0, codes + base, 0)
-    placed = np.where(codes == _EXIT, exit_state, placed)
-    placed = np.where(codes == _SOURCE, source, placed)
-    return placed.astype(np.int32)
+    size = int(codes.max(initial=-1)) + 1
+    lookup = np.empty(size + 3, dtype=np.int32)  # by code + 3: _SOURCE, _EXIT, _DEAD, the states
+    lookup[:3] = (source, exit_state, 0)
+    lookup[3:] = np.arange(base, base + size, dtype=np.int32)
+    return lookup[codes + 3]
 
 
 _TEMPLATES: dict[tuple[int, int, bytes], tuple[DFA, _Template]] = {}
