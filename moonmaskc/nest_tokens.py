@@ -126,6 +126,7 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
     offsets[1:] = np.cumsum(np.bincount(owners, minlength=states))
     return offsets.astype(np.int32), tokens[ranked].astype(np.int32)
 
+
 _CLOSING: dict[tuple[str, bytes], tuple[Vocabulary, np.ndarray]] = {}
 
 
