@@ -6,8 +6,9 @@ states and the median compile time (``compile_schema`` with the vocabulary: sche
 table, a runtime guide and the first mask filled; one process, no peers) in four builds of the same
 schemas:
 
-- ``as built``: free values nest as deep as ``--max-depth`` lets them (3 by default), as today;
-- ``stacks``: free values as nest regions with a bracket stack (``free_value_stacks=True``,
+- ``written out``: free values nest as deep as ``--max-depth`` lets them (3 by default), written
+  out as states (``free_value_stacks=False``, ``--no-free-value-stacks``);
+- ``stacks``: free values as nest regions with a bracket stack (the default,
   docs/bracket-stack.md), the table's dynamic tokens and the first mask included;
 - ``free depth 1`` and ``free depth 0``: every free value capped at that depth, through a
   patch of the front end's any-value automaton (``Automata.universe_leaf``) made by this
@@ -17,9 +18,9 @@ schemas:
 Why: the minimal DFA of a JSON value that nests ``d`` deep must remember the kind of every open
 bracket, so its size doubles with each level (about 1,200 states at depth 3), and every place a
 free value may stand gets its own copy (its continuation differs). A bracket stack beside the DFA
-(docs/bracket-stack.md) would replace each copy with one small automaton of about the size of the
-depth-1 one, and lift the depth bound. ``free depth 1`` estimates the states and time that design
-would leave; ``free depth 0`` is a floor.
+(docs/bracket-stack.md) replaces each copy with one small automaton of about the size of the
+depth-1 one, and lifts the depth bound. ``free depth 1`` estimates the states and time that design
+leaves; ``free depth 0`` is a floor.
 
 A second table sizes the design's runtime side per tokenizer (``--tokenizers``): how many tokens a
 nest region's stack must decide (``moonmaskc.nest_tokens.dynamic_tokens``: per role of one level
@@ -51,7 +52,7 @@ from moonmaskc.frontends.schema import automata as schema_automata
 from moonmaskc.runtime import Guide
 from moonmaskc.vocabulary import load_vocabulary
 
-BUILDS = ("as built", "stacks", "free depth 1", "free depth 0")
+BUILDS = ("written out", "stacks", "free depth 1", "free depth 0")
 TIMEOUT_SECONDS = 20.0
 
 
@@ -146,7 +147,7 @@ def main() -> None:
     args = parser.parse_args()
     dynamic_table(args.data, args.tokenizers.split(","))
     vocabulary = load_vocabulary(args.data / "tokenizers" / "gpt2.json")
-    caps = {"as built": None, "stacks": None, "free depth 1": 1, "free depth 0": 0}
+    caps = {"written out": None, "stacks": None, "free depth 1": 1, "free depth 0": 0}
     base = args.data / "schemas" / "jsonschemabench"
     subsets = args.subset or sorted(p.name for p in base.iterdir() if p.is_dir())
     table = Table(title=f"free JSON values: median DFA states and compile ms (GPT-2), first {args.limit}")
@@ -155,8 +156,8 @@ def main() -> None:
     for build in BUILDS:
         table.add_column(f"{build}: states", justify="right")
         table.add_column(f"{build}: ms", justify="right")
-    table.add_column("stacks / as built (ms)", justify="right")
-    table.add_column("depth 1 / as built (ms)", justify="right")
+    table.add_column("stacks / written out (ms)", justify="right")
+    table.add_column("depth 1 / written out (ms)", justify="right")
     warm_up = sorted((base / subsets[0]).glob("*.json"))[:1] if subsets else []
     for path in warm_up:  # imports and the first automata of each build, outside the timing
         for build in BUILDS:
@@ -176,7 +177,7 @@ def main() -> None:
                     found = outcome[build]
                     assert found is not None
                     results[build].append(found)
-        row = [subset, str(len(results["as built"]))]
+        row = [subset, str(len(results["written out"]))]
         medians = {}
         for build in BUILDS:
             states = [s for s, _ in results[build]] or [0]
@@ -184,7 +185,7 @@ def main() -> None:
             medians[build] = statistics.median(seconds)
             row += [f"{statistics.median(states):,.0f}", f"{medians[build] * 1000:.1f}"]
         for build in ("stacks", "free depth 1"):
-            ratio = medians[build] / medians["as built"] if medians["as built"] else 0.0
+            ratio = medians[build] / medians["written out"] if medians["written out"] else 0.0
             row.append(f"{ratio:.2f}x")
         table.add_row(*row)
     Console(width=220).print(table)

@@ -77,7 +77,7 @@ class CompileOptions:
     uncounted: frozenset[tuple[int, int]] = frozenset()  # bounds a counter could not run
     # Schemas: free values (``{}``, open objects' other members) as nest regions of any depth
     # (``automata.nested``); off again, with the reason, where a stack cannot run one.
-    free_value_stacks: bool = False
+    free_value_stacks: bool = True
     stacks_off: str | None = None
 
     @property
@@ -106,8 +106,8 @@ class CompileOptions:
                 described["refuse_unknown"] = True
             if not self.length_counters:
                 described["length_counters"] = False
-            if self.free_value_stacks:
-                described["free_value_stacks"] = True
+            if not self.free_value_stacks:
+                described["free_value_stacks"] = False
             if self.ref_roots:
                 described["ref_roots"] = dict(self.ref_roots)
         return described
@@ -161,7 +161,7 @@ def make_options(**options: Any) -> CompileOptions:
         tokenizer=options.get("tokenizer", "bytes"),
         eos=options.get("eos"),
         length_counters=bool(options.get("length_counters", True)),
-        free_value_stacks=bool(options.get("free_value_stacks", False)),
+        free_value_stacks=bool(options.get("free_value_stacks", True)),
     )
 
 

@@ -4,7 +4,7 @@ Takes: the shared data folder (``MOONMASKC_DATA``, default ``../shared/data``). 
 and per-group counts (schemas compiled, invalid instances accepted - must be 0 -, valid instances
 accepted), used by ``tests/test_schema_suites.py`` and printed as Markdown by
 
-    PYTHONPATH=. python -m tests.schema_suite_report [--free-value-stacks]
+    PYTHONPATH=. python -m tests.schema_suite_report [--no-free-value-stacks]
 
 Instances are serialized compactly (strings as ``json.dumps(x, ensure_ascii=False)``, numbers in
 their one spelling: ``75.0`` as ``75``, ``1e5`` as ``100000``), with object keys moved into the
@@ -13,9 +13,10 @@ that order is searched for in the other key orders (``tests/key_orders.py``, a b
 the order the compiled language writes can differ from the declared one through ``allOf`` merges
 or ``anyOf`` branches); it counts as accepted when some order is accepted, invalid instances
 included, so that no invalid instance hides behind a key order. A valid instance may still be
-rejected when our bounds cut it (recursion depth, ``{}`` values nested deeper than
-``--max-depth``) or when the search runs out of steps: that is counted, never hidden. Every
-shared MaskBench schema is compiled (``MASKBENCH_MAX_BYTES`` only guards against a huge file).
+rejected when our bounds cut it (recursion depth; ``{}`` values nested deeper than the bracket
+stack's 31 levels, or than ``--max-depth`` where they are written out) or when the search runs
+out of steps: that is counted, never hidden. Every shared MaskBench schema is compiled
+(``MASKBENCH_MAX_BYTES`` only guards against a huge file).
 
 References to other documents resolve offline as the suite means them: its ``remotes/`` folder is
 what it serves at ``http://localhost:1234/``, so every schema compiles with
@@ -196,14 +197,14 @@ class Tally:
         self.failures.extend(other.failures)
 
 
-FREE_VALUE_STACKS = [False]  # --free-value-stacks: free values as nest regions (automata.nested)
+FREE_VALUE_STACKS = [True]  # free values as nest regions (automata.nested); --no-free-value-stacks: off
 
 
 def compiled_dfa(schema: Any, lenient: bool) -> tuple[Any, DFA]:
     """The front end's result and the DFA of ``schema`` as a compile without a token table makes
     them: long string bounds counted where a counter can run them (``automata.counted``), else
-    written out; with ``--free-value-stacks``, free values as nest regions where a stack can run
-    them (``automata.nested``), else written out to the depth bound."""
+    written out; free values as nest regions where a stack can run them (``automata.nested``), else
+    (and with ``--no-free-value-stacks``) written out to the depth bound."""
     attempts = (
         [(True, True), (True, False), (False, False)]
         if FREE_VALUE_STACKS[0]
@@ -317,7 +318,7 @@ def _table(rows: dict[str, Tally], first: str) -> str:
 
 
 def main() -> None:
-    FREE_VALUE_STACKS[0] = "--free-value-stacks" in sys.argv[1:]
+    FREE_VALUE_STACKS[0] = "--no-free-value-stacks" not in sys.argv[1:]
     started = time.time()
     for draft in SUITE_DRAFTS:
         print(f"\n### JSON-Schema-Test-Suite {draft}\n")

@@ -45,7 +45,7 @@ def gpt2_path() -> Path:
 def guides(tokenizer: Any) -> tuple[Guide, Guide]:
     vocabulary = load_vocabulary(tokenizer)
     nested = compile_source("schema", OPEN, CompileOptions(free_value_stacks=True, tokenizer=vocabulary))
-    written = compile_source("schema", OPEN, CompileOptions(tokenizer=vocabulary))
+    written = compile_source("schema", OPEN, CompileOptions(free_value_stacks=False, tokenizer=vocabulary))
     assert nested.dfa.nests is not None and written.dfa.nests is None
     return Guide.from_artifact(nested), Guide.from_artifact(written)
 

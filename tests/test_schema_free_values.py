@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+import moonmaskc
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.counted import CountedRegionError, expand_markers
 from moonmaskc.automata.dfa import DFA
@@ -160,9 +161,12 @@ def test_the_pipeline_runs_the_stacks_and_writes_them_out_for_a_vocabulary_witho
     assert not written.dfa.accepts(deep)
 
 
-def test_free_values_are_written_out_unless_asked_for() -> None:
-    artifact = compile_source("schema", OPEN, CompileOptions(tokenizer=None))
-    assert artifact.dfa.nests is None and "free_value_stacks" not in artifact.metadata["notes"]
+def test_free_values_run_with_a_stack_by_default_and_are_written_out_when_asked() -> None:
+    default = moonmaskc.compile_schema(OPEN, tokenizer=None)
+    assert default.dfa.nests is not None and "free_value_stacks" not in default.metadata["options"]
+    written = moonmaskc.compile_schema(OPEN, tokenizer=None, free_value_stacks=False)
+    assert written.dfa.nests is None and "free_value_stacks" not in written.metadata["notes"]
+    assert written.metadata["options"]["free_value_stacks"] is False
 
 
 def test_cli_compiles_matches_samples_and_inspects_free_value_stacks(tmp_path: Path) -> None:
@@ -174,7 +178,7 @@ def test_cli_compiles_matches_samples_and_inspects_free_value_stacks(tmp_path: P
     schema.write_text(json.dumps(OPEN))
     out = tmp_path / "open.npz"
     runner = CliRunner()
-    compiled = runner.invoke(main, ["compile", str(schema), "--free-value-stacks", "-o", str(out)])
+    compiled = runner.invoke(main, ["compile", str(schema), "-o", str(out)])  # stacks by default
     assert compiled.exit_code == 0, compiled.output
     deep = '{"id":1,"extra":' + "[" * 25 + '{"a":1}' + "]" * 25 + "}"
     assert runner.invoke(main, ["match", str(out), deep]).exit_code == 0
@@ -189,7 +193,8 @@ def test_cli_compiles_matches_samples_and_inspects_free_value_stacks(tmp_path: P
     readable = [row for row in nested if "\\" not in row["shortest_completion"]]  # no byte escapes
     assert readable and all(row["distance"] == len(row["shortest_completion"]) for row in readable)
     plain = tmp_path / "plain.npz"
-    assert runner.invoke(main, ["compile", str(schema), "-o", str(plain)]).exit_code == 0
+    written = runner.invoke(main, ["compile", str(schema), "--no-free-value-stacks", "-o", str(plain)])
+    assert written.exit_code == 0
     assert runner.invoke(main, ["match", str(plain), deep]).exit_code == 1  # written out to the depth bound
 
 

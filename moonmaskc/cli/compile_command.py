@@ -179,11 +179,11 @@ def _json_kind(value: Any) -> str:
 )
 @click.option(
     "--free-value-stacks/--no-free-value-stacks",
-    default=False,
+    default=True,
     show_default=True,
     help="Schema: run the values that {} or true accepts (and open objects' other members) with a "
     "bracket stack beside the automaton, of any depth (at least 31 levels), instead of writing "
-    "them out to --max-depth (docs/bracket-stack.md; not yet the default).",
+    "them out to --max-depth (docs/bracket-stack.md).",
 )
 @click.option(
     "--refuse-unknown",
