@@ -425,7 +425,9 @@ class Guide:
             dtype, ndim, shape = str(out.dtype).removeprefix("torch."), out.dim(), tuple(out.shape)
             writable = True
         elif isinstance(out, np.ndarray):
-            dtype, ndim, shape, writable = str(out.dtype), out.ndim, out.shape, bool(out.flags.writeable)
+            words = out.dtype
+            dtype = "int32" if words == np.int32 else "uint32" if words == np.uint32 else str(words)
+            ndim, shape, writable = out.ndim, out.shape, bool(out.flags.writeable)
         else:
             raise RuntimeInputError(
                 f"the bitmask must be a numpy array or a torch tensor, not {type(out).__name__}"

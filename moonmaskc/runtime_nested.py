@@ -8,8 +8,10 @@ state ``q`` and, inside a nested container of a region, its stack ``s`` (0 elsew
 is ``q`` as in any guide; a counted region's states carry their counter there instead).
 
 - A mask is the row of ``q`` (the tokens that need no pop, with their next states) and the
-  dynamic tokens of ``q`` that the stack lets through, found by walking their bytes with the stack
-  and kept per ``(q, s)``.
+  dynamic tokens of ``q`` that the stack lets through, kept per ``(q, s)``. Inside a nested
+  container they are read off the state's stack patterns (``nest_patterns``: its tokens walked
+  once with the stack unknown, then a few vector operations per stack); elsewhere the stack is
+  empty and they are walked.
 - ``advance`` walks the bytes of a token with the stack (and a counted region's counter) whenever
   ``q``, the next state or the token involves a nest region: a static token may push.
 - Budgets: the fewest tokens to the end, eos included, are bounded by a count that is reachable
@@ -33,6 +35,7 @@ from moonmaskc.automata.counted import Regions
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.nested import MAX_NEST_ENTRIES, NestRegions
 from moonmaskc.errors import ArtifactError, RuntimeInputError
+from moonmaskc.nest_patterns import PatternTables, RoleWays, StackPatterns, role_ways, stack_patterns
 from moonmaskc.runtime import Guide
 from moonmaskc.runtime_counted import STATE_BITS, CountedGuide
 
@@ -81,6 +84,8 @@ class NestGuide(CountedGuide):
         self._loose: dict[tuple[int, int], int] = {}
         self._packed: dict[tuple[int, int], np.ndarray] = {}
         self._entering_states: dict[int, bool] = {}
+        self._patterns: dict[int, StackPatterns | None] = {}
+        self._role_ways: dict[int, RoleWays | None] = {}
 
     def verify_dynamic(self) -> None:
         """``ArtifactError`` unless the stored dynamic tokens are those of the stored DFA and
@@ -157,6 +162,50 @@ class NestGuide(CountedGuide):
             found = self._masks[key] = (array, following)
         return found
 
+    def warm(self) -> NestGuide:
+        """``CountedGuide.warm``, and the nest regions' parts: the stack patterns of every state
+        in a nested container with dynamic tokens (its role's ways found once for every region),
+        and the dynamic tokens of every other state that has some (its stack is empty)."""
+        super().warm()
+        _ = self._pattern_tables
+        offsets = np.asarray(self._offsets)
+        for q in np.nonzero(offsets[1:] > offsets[:-1])[0].tolist():
+            if self._nested[q]:
+                self._patterns_of(q)
+            else:
+                self._dynamic(q, 0)
+        return self
+
+    def _let_through(self, q: int, register: int) -> np.ndarray:
+        """The dynamic tokens of ``q`` that ``register`` lets through (``_dynamic``'s ids); inside
+        a nested container read off the stack patterns of ``q``."""
+        if not self._nested[q]:
+            return self._dynamic(q, register)[0]
+        patterns = self._patterns_of(q)
+        if patterns is None:  # too many ways: walked per stack
+            return self._dynamic(q, register)[0]
+        return patterns.allowed(register, self._nests.entries(register))
+
+    def _patterns_of(self, q: int) -> StackPatterns | None:
+        """The stack patterns of ``q``, in a nested container (``nest_patterns``), from the ways
+        of its role (kept per role: the same in every region); None past their bound."""
+        if q not in self._patterns:
+            role = int(self._nests.role[q])
+            if role not in self._role_ways:
+                token_bytes = self._token_bytes
+                ids = self._dynamic_ids[self._offsets[q] : self._offsets[q + 1]].tolist()
+                tokens = [(token, token_bytes[token]) for token in ids]
+                self._role_ways[role] = role_ways(self._dfa, self._pattern_tables, q, tokens)
+            found = self._role_ways[role]
+            self._patterns[q] = (
+                None if found is None else stack_patterns(self._dfa, self._pattern_tables, q, found)
+            )
+        return self._patterns[q]
+
+    @cached_property
+    def _pattern_tables(self) -> PatternTables:
+        return PatternTables.of(self._dfa)
+
     @cached_property
     def _brackets(self) -> np.ndarray:
         """int64[vocab]: the opening brackets of each token (a bound on the pushes it makes)."""
@@ -178,7 +227,7 @@ class NestGuide(CountedGuide):
         static = self.table.allowed(q)
         if not self._involved(q):
             return static
-        dynamic, _ = self._dynamic(q, register)
+        dynamic = self._let_through(q, register)
         if dynamic.size == 0:
             return static
         ids = np.union1d(static, dynamic).astype(np.int32)
@@ -247,6 +296,10 @@ class NestGuide(CountedGuide):
         q, register = self._split(state)
         if self._plain(q):
             return super().mask(state, tokens_left=tokens_left)
+        return self._nest_mask(state, q, register, tokens_left)
+
+    def _nest_mask(self, state: int, q: int, register: int, tokens_left: int | None) -> np.ndarray:
+        """``mask`` of ``state`` (``q`` and ``register``, checked) where ``q`` is not plain."""
         if tokens_left is None or self._budgeted(q, register, tokens_left) is None:
             if not self._involved(q):
                 return Guide.mask(self, q)  # the row of q
@@ -256,7 +309,7 @@ class NestGuide(CountedGuide):
                 if len(self._packed) >= _CACHED:
                     self._packed.clear()
                 packed = Guide.mask(self, q).copy()  # the row of q, and the dynamic tokens let through
-                dynamic, _ = self._dynamic(q, register)
+                dynamic = self._let_through(q, register)
                 np.bitwise_or.at(packed, dynamic >> 5, np.left_shift(1, dynamic & 31).astype(np.uint32))
                 packed.flags.writeable = False
                 self._packed[key] = packed
@@ -281,7 +334,7 @@ class NestGuide(CountedGuide):
             self._plain_fill(q, out, row)  # no token of q needs the stack: the row of q (native)
             return
         self._check_bitmask(out, row)
-        self._copy_row(self.mask(state, tokens_left=tokens_left), out, row)
+        self._copy_row(self._nest_mask(state, q, register, tokens_left), out, row)
 
     # transitions ---------------------------------------------------------------------------------
 

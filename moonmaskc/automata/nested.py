@@ -38,6 +38,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TypeVar
 
 import numpy as np
@@ -121,7 +122,7 @@ class NestRegions:
     def num_regions(self) -> int:
         return int(self.exit.shape[0])
 
-    @property
+    @cached_property
     def entry_bits(self) -> int:
         """Bits per stack entry: the kind of each open container."""
         return max(1, (int(self.returns.shape[2]) - 1).bit_length())

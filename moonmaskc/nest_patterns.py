@@ -1,0 +1,184 @@
+"""Stack patterns: which stacks let each dynamic token of a state in a nested container through.
+
+Takes: a DFA with nest regions (``automata.nested``), one of its states ``q`` in a nested container
+(copy 1, where the stack holds one entry or more) and the ids and bytes of ``q``'s dynamic tokens
+(``TokenTable.nest_dynamic``). Hands on: ``role_ways``, the ways the tokens take from a role of
+copy 1 (the same in every region), and ``stack_patterns`` of a state from them: ``StackPatterns``,
+one row per way a token gets through; ``StackPatterns.allowed(stack)`` gives the tokens a stack
+lets through in a few vector operations, the same set as walking every token with that stack
+(``DFA.walk_counted``), so that a guide walks the tokens of a state once, not once per stack.
+
+How: each token is walked once with the stack unknown below the entries the token pushes itself.
+A pop of an unknown entry branches over the kinds that entry may hold, and over whether it was
+the stack's last (then the walk goes on in the value itself, copy 0, and the rest of the token
+is walked as it is, since nothing unknown is left). A way through so reads the top ``read``
+entries and needs their kinds to be ``want`` (the stack's low bits); it needs the stack to hold
+exactly ``read`` entries when it reached the bottom and more otherwise; and at most ``most``
+entries, so that its own pushes stay within ``MAX_NEST_ENTRIES``. For a given stack exactly one
+branch of a token's walk is the concrete walk, so the ways are disjoint.
+
+Only numpy and the standard library are imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.nested import MAX_NEST_ENTRIES
+
+MAX_WAYS = 1 << 14
+"""The most ways a state's tokens may have; past it ``stack_patterns`` gives up (None) and the
+guide walks the tokens per stack instead."""
+
+
+class StackPatterns:
+    """The ways the dynamic tokens of one state get through (see the module docstring): those
+    that stay in the nested container as arrays, and those that reach the stack's bottom, whose
+    rest is walked from the region's copy 0 the first time a stack of their depth is met (a deep
+    stack never needs them)."""
+
+    def __init__(
+        self,
+        dfa: DFA,
+        bottom_states: list[int],
+        ways: list[tuple[int, int, int, bool, int]],
+        bottoms: list[tuple[int, int, int, int, bytes, int]],
+        bits: int,
+    ) -> None:
+        self._dfa, self._bottom_states, self._bits = dfa, bottom_states, bits
+        self.tokens = np.asarray([way[0] for way in ways], dtype=np.int32)
+        self.read = np.asarray([way[1] for way in ways], dtype=np.int64)
+        self.read_mask = (np.int64(1) << (self.read * bits)) - 1
+        self.want = np.asarray([way[2] for way in ways], dtype=np.int64)
+        self.most = np.asarray([way[4] for way in ways], dtype=np.int64)
+        self._bottoms: dict[int, list[tuple[int, int, int, bytes, int]]] = {}
+        for token, read, want, most, rest, kind in bottoms:
+            self._bottoms.setdefault(read, []).append((token, want, most, rest, kind))
+        self._resolved: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def allowed(self, stack: int, entries: int) -> np.ndarray:
+        """int32: the tokens that ``stack`` (of ``entries`` entries) lets through, ascending."""
+        fits = ((stack & self.read_mask) == self.want) & (self.most >= entries) & (self.read < entries)
+        found = self.tokens[fits]
+        if entries in self._bottoms:
+            tokens, want, most = self._bottoms_of(entries)
+            low = stack & ((1 << (entries * self._bits)) - 1)
+            found = np.concatenate([found, tokens[(want == low) & (most >= entries)]])
+        return np.unique(found).astype(np.int32)
+
+    def _bottoms_of(self, read: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ways that read ``read`` entries, the whole stack, and go on after the bottom."""
+        found = self._resolved.get(read)
+        if found is None:
+            kept = []
+            for token, want, most, rest, kind in self._bottoms[read]:
+                final, _, died = self._dfa.walk_counted(rest, self._bottom_states[kind], 0)
+                if died is None and final:
+                    kept.append((token, want, most))
+            found = self._resolved[read] = (
+                np.asarray([way[0] for way in kept], dtype=np.int32),
+                np.asarray([way[1] for way in kept], dtype=np.int64),
+                np.asarray([way[2] for way in kept], dtype=np.int64),
+            )
+        return found
+
+
+@dataclass(frozen=True)
+class PatternTables:
+    """A DFA's nest regions as lists, for walking tokens byte by byte (built once per guide)."""
+
+    role: list[int]
+    region: list[int]
+    pops: list[list[bool]]
+    calls: list[list[bool]]
+    callee: list[int]
+    returns: list[list[list[int]]]
+    bits: int
+    kinds: int
+
+    @classmethod
+    def of(cls, dfa: DFA) -> PatternTables:
+        nests = dfa.nests
+        if nests is None:
+            raise ValueError("the DFA has no nest regions")
+        return cls(
+            role=nests.role.tolist(),
+            region=nests.region.tolist(),
+            pops=nests.pops.tolist(),
+            calls=nests.calls.tolist(),
+            callee=nests.callee.tolist(),
+            returns=nests.returns.tolist(),
+            bits=nests.entry_bits,
+            kinds=int(nests.returns.shape[2]),
+        )
+
+
+@dataclass(frozen=True)
+class RoleWays:
+    """The ways of the dynamic tokens of one role of copy 1, the same in every region: ``ways``
+    (token, read, want, bottom, most) that stay in the nested container, and ``bottoms`` (token,
+    read, want, most, the bytes left, the kind popped last) that reach the stack's bottom, whose
+    fate is decided by the rest of the token from the region's own copy 0 (``stack_patterns``)."""
+
+    ways: list[tuple[int, int, int, bool, int]]
+    bottoms: list[tuple[int, int, int, int, bytes, int]]
+
+
+def role_ways(
+    dfa: DFA, tables: PatternTables, state: int, tokens: Sequence[tuple[int, bytes]]
+) -> RoleWays | None:
+    """The ways ``tokens`` (id, bytes) take from ``state`` (in copy 1 of a nest region), for
+    every state of its role; None past ``MAX_WAYS``."""
+    returns = tables.returns[tables.region[state]]
+    role_of, pops, calls, callee = tables.role, tables.pops, tables.calls, tables.callee
+    bits = tables.bits
+    ways: list[tuple[int, int, int, bool, int]] = []
+    bottoms: list[tuple[int, int, int, int, bytes, int]] = []
+    for token, data in tokens:
+        # (state, offset, kinds pushed by the token, entries read, their kinds, most entries)
+        todo: list[tuple[int, int, tuple[int, ...], int, int, int]] = [(state, 0, (), 0, 0, MAX_NEST_ENTRIES)]
+        while todo:
+            current, offset, pushed, read, want, most = todo.pop()
+            alive = True
+            while offset < len(data):
+                byte = data[offset]
+                offset += 1
+                role = role_of[current]
+                if pops[role][byte]:
+                    if pushed:  # an entry of the token's own
+                        current, pushed = returns[1][pushed[-1]], pushed[:-1]
+                        continue
+                    for kind in range(tables.kinds):
+                        wanted = want | (kind << (read * bits))
+                        if read + 1 <= most:  # the stack's last entry: on in the value itself
+                            bottoms.append((token, read + 1, wanted, most, data[offset:], kind))
+                        if read + 2 <= most:  # an entry below it is left
+                            todo.append((returns[1][kind], offset, (), read + 1, wanted, most))
+                    alive = False
+                    break
+                target = dfa.step(current, byte)
+                if not target:
+                    alive = False
+                    break
+                if calls[role][byte]:
+                    most = min(most, MAX_NEST_ENTRIES - 1 - len(pushed) + read)
+                    if most <= read:
+                        alive = False
+                        break
+                    pushed = (*pushed, callee[role] - 1)
+                current = target
+            if alive:
+                ways.append((token, read, want, False, most))
+            if len(ways) + len(bottoms) > MAX_WAYS:
+                return None
+    return RoleWays(ways, bottoms)
+
+
+def stack_patterns(dfa: DFA, tables: PatternTables, state: int, found: RoleWays) -> StackPatterns:
+    """The patterns of ``state`` (in copy 1 of a nest region) from the ways of its role."""
+    bottom_states = tables.returns[tables.region[state]][0]
+    return StackPatterns(dfa, bottom_states, found.ways, found.bottoms, tables.bits)
