@@ -6,7 +6,9 @@ Takes: the GPT-2 and Llama-3 tokenizers of the shared data folder (``$MOONMASKC_
 tokens the stack decides (``NestGuide``), and of the other steps, over a set of random documents
 that nest free values 2 to ``--depth`` levels deep, encoded by the real tokenizer as a model would
 see them. Two passes over the same documents: ``first`` (a fresh guide after ``warm()``, as a
-server meets them) and ``again`` (what the guide keeps from the first pass).
+server meets them) and ``again`` (what the guide keeps from the first pass); then the same two
+passes of a second guide with a budget at every fill (``tokens_left``: the tokens the document
+has left plus ``--slack``), as the integrations fill masks that make every output finish.
 
 Why: a state outside free values fills by copying one mask row (natively, about a microsecond);
 inside them the mask is the row plus the tokens the stack lets through (docs/bracket-stack.md),
@@ -63,17 +65,20 @@ def documents(count: int, depth: int, seed: int) -> list[str]:
     return texts
 
 
-def fills(guide: Guide, encoded: list[list[int]]) -> tuple[list[float], list[float]]:
+def fills(
+    guide: Guide, encoded: list[list[int]], slack: int | None = None
+) -> tuple[list[float], list[float]]:
     """Microseconds per fill along every document, (steps with the stack, the other steps); the
-    cyclic garbage collector off, as in ``benchmarks/peers.py``."""
+    cyclic garbage collector off, as in ``benchmarks/peers.py``. With ``slack``, every fill has a
+    budget (``tokens_left``): the document's tokens left, eos included, plus ``slack``."""
     gc.disable()
     try:
-        return _fills(guide, encoded)
+        return _fills(guide, encoded, slack)
     finally:
         gc.enable()
 
 
-def _fills(guide: Guide, encoded: list[list[int]]) -> tuple[list[float], list[float]]:
+def _fills(guide: Guide, encoded: list[list[int]], slack: int | None) -> tuple[list[float], list[float]]:
     inside: list[float] = []
     outside: list[float] = []
     bitmask = np.zeros((1, guide.bitmask_words), dtype=np.int32)
@@ -81,9 +86,11 @@ def _fills(guide: Guide, encoded: list[list[int]]) -> tuple[list[float], list[fl
     split = getattr(guide, "_split", None)
     for tokens in encoded:
         state = guide.start()
-        for token in [*tokens, guide.eos]:
+        steps = [*tokens, guide.eos]
+        for index, token in enumerate(steps):
+            left = None if slack is None else len(steps) - index + slack
             started = time.perf_counter_ns()
-            guide.fill_bitmask(state, bitmask, 0)
+            guide.fill_bitmask(state, bitmask, 0, tokens_left=left)
             elapsed = (time.perf_counter_ns() - started) / 1000
             stacked = plain is not None and split is not None and not plain(split(state)[0])
             (inside if stacked else outside).append(elapsed)
@@ -115,6 +122,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=40)
     parser.add_argument("--depth", type=int, default=12)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--slack", type=int, default=8, help="budget passes: tokens beyond the document's")
     args = parser.parse_args()
     from tokenizers import Tokenizer
 
@@ -143,8 +151,14 @@ def main() -> None:
         if artifact.dfa.nests is None:
             raise SystemExit(f"{name}: the free values were written out: {artifact.metadata['notes']}")
         guide = Guide.from_artifact(artifact).warm()
-        for label in ("first", "again"):
-            inside, outside = fills(guide, encoded)
+        budgeted = Guide.from_artifact(artifact).warm()
+        for label, used, slack in (
+            ("first", guide, None),
+            ("again", guide, None),
+            ("budget, first", budgeted, args.slack),
+            ("budget, again", budgeted, args.slack),
+        ):
+            inside, outside = fills(used, encoded, slack)
             other = figures(outside)
             table.add_row(name, label, "with the stack", *figures(inside), f"{other[1]}, {other[4]}")
     Console(width=160).print(table)

@@ -45,44 +45,65 @@ class StackPatterns:
         self,
         dfa: DFA,
         bottom_states: list[int],
-        ways: list[tuple[int, int, int, bool, int]],
-        bottoms: list[tuple[int, int, int, int, bytes, int]],
+        nested_states: dict[int, int],
+        found: RoleWays,
         bits: int,
     ) -> None:
         self._dfa, self._bottom_states, self._bits = dfa, bottom_states, bits
+        ways = found.ways
         self.tokens = np.asarray([way[0] for way in ways], dtype=np.int32)
         self.read = np.asarray([way[1] for way in ways], dtype=np.int64)
         self.read_mask = (np.int64(1) << (self.read * bits)) - 1
         self.want = np.asarray([way[2] for way in ways], dtype=np.int64)
         self.most = np.asarray([way[4] for way in ways], dtype=np.int64)
+        self.states = np.asarray([nested_states[way[5]] for way in ways], dtype=np.int64)
+        self.pushed = np.asarray([way[6] for way in ways], dtype=np.int64)
         self._bottoms: dict[int, list[tuple[int, int, int, bytes, int]]] = {}
-        for token, read, want, most, rest, kind in bottoms:
+        for token, read, want, most, rest, kind in found.bottoms:
             self._bottoms.setdefault(read, []).append((token, want, most, rest, kind))
-        self._resolved: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._resolved: dict[int, tuple[np.ndarray, ...]] = {}
 
     def allowed(self, stack: int, entries: int) -> np.ndarray:
         """int32: the tokens that ``stack`` (of ``entries`` entries) lets through, ascending."""
-        fits = ((stack & self.read_mask) == self.want) & (self.most >= entries) & (self.read < entries)
-        found = self.tokens[fits]
-        if entries in self._bottoms:
-            tokens, want, most = self._bottoms_of(entries)
-            low = stack & ((1 << (entries * self._bits)) - 1)
-            found = np.concatenate([found, tokens[(want == low) & (most >= entries)]])
-        return np.unique(found).astype(np.int32)
+        return self.through(stack, entries)[0]
 
-    def _bottoms_of(self, read: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The ways that read ``read`` entries, the whole stack, and go on after the bottom."""
+    def through(self, stack: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The tokens that ``stack`` (of ``entries`` entries) lets through, ascending (int32), and
+        where each leads: the DFA state, the stack's entries after it, and the stack itself where
+        the token reached the bottom (-1 where it did not: the entries are all a bound needs)."""
+        fits = ((stack & self.read_mask) == self.want) & (self.most >= entries) & (self.read < entries)
+        tokens = self.tokens[fits]
+        states = self.states[fits]
+        after = entries - self.read[fits] + self.pushed[fits]
+        registers = np.full(tokens.size, -1, dtype=np.int64)
+        if entries in self._bottoms:
+            bottom_tokens, want, most, bottom_states, bottom_registers = self._bottoms_of(entries)
+            low = stack & ((1 << (entries * self._bits)) - 1)
+            kept = (want == low) & (most >= entries)
+            tokens = np.concatenate([tokens, bottom_tokens[kept]])
+            states = np.concatenate([states, bottom_states[kept]])
+            kept_registers = bottom_registers[kept]
+            after = np.concatenate([after, [self._entries(int(r)) for r in kept_registers]])
+            registers = np.concatenate([registers, kept_registers])
+        order = np.argsort(tokens, kind="stable")
+        return tokens[order].astype(np.int32), states[order], after[order].astype(np.int64), registers[order]
+
+    def _entries(self, stack: int) -> int:
+        return 0 if stack == 0 else (stack.bit_length() - 1) // self._bits
+
+    def _bottoms_of(self, read: int) -> tuple[np.ndarray, ...]:
+        """The ways that read ``read`` entries, the whole stack, and go on after the bottom: their
+        tokens, wanted kinds, most entries, and the state and register they end in."""
         found = self._resolved.get(read)
         if found is None:
             kept = []
             for token, want, most, rest, kind in self._bottoms[read]:
-                final, _, died = self._dfa.walk_counted(rest, self._bottom_states[kind], 0)
+                final, register, died = self._dfa.walk_counted(rest, self._bottom_states[kind], 0)
                 if died is None and final:
-                    kept.append((token, want, most))
-            found = self._resolved[read] = (
-                np.asarray([way[0] for way in kept], dtype=np.int32),
-                np.asarray([way[1] for way in kept], dtype=np.int64),
-                np.asarray([way[2] for way in kept], dtype=np.int64),
+                    kept.append((token, want, most, final, register))
+            found = self._resolved[read] = tuple(
+                np.asarray([way[index] for way in kept], dtype=np.int32 if index == 0 else np.int64)
+                for index in range(5)
             )
         return found
 
@@ -97,6 +118,7 @@ class PatternTables:
     calls: list[list[bool]]
     callee: list[int]
     returns: list[list[list[int]]]
+    nested_states: list[dict[int, int]]  # per region: the state of each role in copy 1
     bits: int
     kinds: int
 
@@ -105,6 +127,9 @@ class PatternTables:
         nests = dfa.nests
         if nests is None:
             raise ValueError("the DFA has no nest regions")
+        nested_states: list[dict[int, int]] = [{} for _ in range(nests.num_regions)]
+        for state in np.nonzero(nests.copy >= 1)[0].tolist():
+            nested_states[int(nests.region[state])][int(nests.role[state])] = state
         return cls(
             role=nests.role.tolist(),
             region=nests.region.tolist(),
@@ -112,6 +137,7 @@ class PatternTables:
             calls=nests.calls.tolist(),
             callee=nests.callee.tolist(),
             returns=nests.returns.tolist(),
+            nested_states=nested_states,
             bits=nests.entry_bits,
             kinds=int(nests.returns.shape[2]),
         )
@@ -120,11 +146,12 @@ class PatternTables:
 @dataclass(frozen=True)
 class RoleWays:
     """The ways of the dynamic tokens of one role of copy 1, the same in every region: ``ways``
-    (token, read, want, bottom, most) that stay in the nested container, and ``bottoms`` (token,
+    (token, read, want, bottom, most, the role it ends in, the entries it leaves pushed) that stay
+    in the nested container, and ``bottoms`` (token,
     read, want, most, the bytes left, the kind popped last) that reach the stack's bottom, whose
     fate is decided by the rest of the token from the region's own copy 0 (``stack_patterns``)."""
 
-    ways: list[tuple[int, int, int, bool, int]]
+    ways: list[tuple[int, int, int, bool, int, int, int]]
     bottoms: list[tuple[int, int, int, int, bytes, int]]
 
 
@@ -136,7 +163,7 @@ def role_ways(
     returns = tables.returns[tables.region[state]]
     role_of, pops, calls, callee = tables.role, tables.pops, tables.calls, tables.callee
     bits = tables.bits
-    ways: list[tuple[int, int, int, bool, int]] = []
+    ways: list[tuple[int, int, int, bool, int, int, int]] = []
     bottoms: list[tuple[int, int, int, int, bytes, int]] = []
     for token, data in tokens:
         # (state, offset, kinds pushed by the token, entries read, their kinds, most entries)
@@ -172,7 +199,7 @@ def role_ways(
                     pushed = (*pushed, callee[role] - 1)
                 current = target
             if alive:
-                ways.append((token, read, want, False, most))
+                ways.append((token, read, want, False, most, role_of[current], len(pushed)))
             if len(ways) + len(bottoms) > MAX_WAYS:
                 return None
     return RoleWays(ways, bottoms)
@@ -180,5 +207,5 @@ def role_ways(
 
 def stack_patterns(dfa: DFA, tables: PatternTables, state: int, found: RoleWays) -> StackPatterns:
     """The patterns of ``state`` (in copy 1 of a nest region) from the ways of its role."""
-    bottom_states = tables.returns[tables.region[state]][0]
-    return StackPatterns(dfa, bottom_states, found.ways, found.bottoms, tables.bits)
+    region = tables.region[state]
+    return StackPatterns(dfa, tables.returns[region][0], tables.nested_states[region], found, tables.bits)

@@ -44,6 +44,14 @@ if TYPE_CHECKING:
     from moonmaskc.token_table import TokenTable
 
 _CACHED = 4096
+_NEVER = np.iinfo(np.int64).max // 4  # a bound no budget reaches
+
+
+def _merged(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """int32: two ascending arrays of token ids with none in common, as one ascending array."""
+    if second.size == 0:
+        return first.astype(np.int32)
+    return np.sort(np.concatenate([first, second]).astype(np.int32), kind="stable")
 
 
 class NestGuide(CountedGuide):
@@ -86,6 +94,8 @@ class NestGuide(CountedGuide):
         self._entering_states: dict[int, bool] = {}
         self._patterns: dict[int, StackPatterns | None] = {}
         self._role_ways: dict[int, RoleWays | None] = {}
+        self._static: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._kept: dict[tuple[int, int, int], np.ndarray] = {}
 
     def verify_dynamic(self) -> None:
         """``ArtifactError`` unless the stored dynamic tokens are those of the stored DFA and
@@ -167,7 +177,8 @@ class NestGuide(CountedGuide):
         in a nested container with dynamic tokens (its role's ways found once for every region),
         and the dynamic tokens of every other state that has some (its stack is empty)."""
         super().warm()
-        _ = self._pattern_tables
+        _ = self._pattern_tables, self._brackets
+        self.budget_rule()
         offsets = np.asarray(self._offsets)
         for q in np.nonzero(offsets[1:] > offsets[:-1])[0].tolist():
             if self._nested[q]:
@@ -230,9 +241,50 @@ class NestGuide(CountedGuide):
         dynamic = self._let_through(q, register)
         if dynamic.size == 0:
             return static
-        ids = np.union1d(static, dynamic).astype(np.int32)
+        ids = _merged(static, dynamic)
         ids.flags.writeable = False
         return ids
+
+    def _dynamic_bounds(self, q: int, register: int, entries: int) -> tuple[np.ndarray, np.ndarray]:
+        """The dynamic tokens of ``q`` that ``register`` lets through, and the bound after each
+        (``_bound`` of where it leads; ``_NEVER`` where none); read off the stack patterns inside
+        a nested container, else walked."""
+        if not self._involved(q):
+            return np.zeros(0, np.int32), np.zeros(0, np.int64)
+        patterns = self._patterns_of(q) if self._nested[q] else None
+        if patterns is None:
+            dynamic, moved = self._dynamic(q, register)
+            bound = np.asarray([self._bound(n, r) for n, r in moved], dtype=np.int64)
+        else:
+            dynamic, states, after, _ = patterns.through(register, entries)
+            steps = self.budget_rule().steps.astype(np.int64)
+            bound = np.where(self._nested[states], self._distance[states] + after + 1, steps[states])
+        bound[bound <= 0] = _NEVER
+        return dynamic, bound
+
+    def _static_bounds(self, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The row of ``q`` with, per token, the bound after it without the stack's entries, and
+        whether the stack's entries add to it (the token leads into a nested container); kept
+        per state."""
+        found = self._static.get(q)
+        if found is None:
+            static = self.table.allowed(q)
+            following = self._next.dense_row(q)[self._token_class[static]]
+            steps = self.budget_rule().steps.astype(np.int64)
+            nested = self._nested[following]
+            bound = np.where(
+                nested,
+                self._distance[following].astype(np.int64) + self._brackets[static] + 1,
+                np.where(steps[following] > 0, steps[following], _NEVER),
+            )
+            is_eos = static == self._eos
+            bound[is_eos] = 1 if self._accepting[q] else _NEVER
+            bound[is_eos] -= 1  # eos needs no token after it
+            nested[is_eos] = False
+            if len(self._static) >= _CACHED:
+                self._static.clear()
+            found = self._static[q] = (static, bound, nested)
+        return found
 
     def _budgeted(self, q: int, register: int, tokens_left: Any) -> np.ndarray | None:
         """The ids allowed within ``tokens_left`` (None: the unbudgeted ones)."""
@@ -244,32 +296,27 @@ class NestGuide(CountedGuide):
         loose = self._loose.get(key)
         if loose is not None and left >= loose:
             return None
-        static = self.table.allowed(q)
-        following = self._next.dense_row(q)[self._token_class[static]]
-        steps = self.budget_rule().steps.astype(np.int64)
-        bound = np.where(
-            self._nested[following],
-            self._distance[following].astype(np.int64) + entries + self._brackets[static] + 1,
-            np.where(steps[following] > 0, steps[following], np.iinfo(np.int64).max // 4),
-        )
-        is_eos = static == self._eos
-        bound[is_eos] = 1 if self._accepting[q] else np.iinfo(np.int64).max // 4
-        dynamic, moved = self._dynamic(q, register) if self._involved(q) else (np.zeros(0, np.int32), [])
-        dynamic_bound = np.asarray([self._bound(n, r) for n, r in moved], dtype=np.int64)
-        dynamic_bound[dynamic_bound <= 0] = np.iinfo(np.int64).max // 4
+        kept = self._kept.get((*key, left))
+        if kept is not None:
+            return kept
+        static, base, nested = self._static_bounds(q)
+        # The tokens' bounds after them, eos's one less (it needs no token after it).
+        bound = base + np.where(nested, entries, 0)
+        dynamic, dynamic_bound = self._dynamic_bounds(q, register, entries)
         if loose is None:
-            largest = int(max(bound.max(initial=0), dynamic_bound.max(initial=0)))
-            loose = self._loose[key] = largest + 1 if largest < np.iinfo(np.int64).max // 4 else 1 << 62
+            largest = int(max((bound + (static == self._eos)).max(initial=0), dynamic_bound.max(initial=0)))
+            loose = self._loose[key] = largest + 1 if largest < _NEVER else 1 << 62
             if left >= loose:
                 return None
-        kept_static = static[np.where(is_eos, bound <= left, bound + 1 <= left)]
-        kept_dynamic = dynamic[dynamic_bound + 1 <= left]
-        ids = np.union1d(kept_static, kept_dynamic).astype(np.int32)
+        ids = _merged(static[bound + 1 <= left], dynamic[dynamic_bound + 1 <= left])
         if ids.size == 0:
             raise RuntimeInputError(
                 f"state {q} cannot end within {left} tokens (it needs {self._bound(q, register)})"
             )
         ids.flags.writeable = False
+        if len(self._kept) >= _CACHED:
+            self._kept.clear()
+        self._kept[(*key, left)] = ids
         return ids
 
     def allowed(self, state: int, *, tokens_left: int | None = None) -> np.ndarray:

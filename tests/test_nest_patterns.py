@@ -112,3 +112,37 @@ def test_a_warm_guide_serves_the_same_masks_along_deep_documents() -> None:
         assert following is not None
         state = following
     assert cold.is_accept(state)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama3"])
+def test_budgets_read_off_the_patterns_are_the_walked_ones(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vocabulary = load_vocabulary(tokenizer_path(name))
+    artifact = compile_source("schema", SCHEMA, CompileOptions(tokenizer=vocabulary))
+    rng = random.Random(5)
+    chosen = rng.sample(nested_states_with_dynamic_tokens(artifact), 12)
+    bits = artifact.dfa.nests.entry_bits
+    states = [q + (stack << 32) for q in chosen for stack in stacks(bits, rng, 3)[::5]]
+
+    def budgets(guide: Guide) -> list[tuple[int, list[list[int]]]]:
+        found = []
+        for state in states:
+            loose = guide.loose_budget(state)
+            fewest = guide.fewest_tokens(state)
+            lefts = sorted({max(fewest, 1), fewest + 1, fewest + 2, max(loose - 1, 1)})
+            rows = []
+            for left in lefts:
+                try:
+                    rows.append(guide.allowed(state, tokens_left=left).tolist())
+                except Exception as error:  # a budget below the fewest tokens: refused both ways
+                    rows.append([type(error).__name__])
+            found.append((loose, rows))
+        return found
+
+    with monkeypatch.context() as patched:
+        patched.setattr(nest_patterns, "MAX_WAYS", 0)
+        walked = budgets(Guide.from_artifact(artifact))
+    read_off = budgets(Guide.from_artifact(artifact))
+    assert read_off == walked
+    assert any(len(rows[0]) < len(rows[-1]) for _, rows in read_off)  # the budgets bind somewhere
