@@ -22,6 +22,7 @@ from moonmaskc.errors import RuntimeInputError
 from moonmaskc.runtime import Guide
 from moonmaskc.vocabulary import load_vocabulary, read_tokenizer_file
 from tests.conftest import PROJECT_ROOT, data_path
+from tests.oracles.json_values import nesting_depth
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -45,6 +46,12 @@ PAIR_SCHEMA: dict[str, Any] = {
     "minItems": 1,
     "maxItems": 2,
 }
+# An open object with a free value: the guide runs a bracket stack (runtime_nested.NestGuide).
+OPEN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"id": {"type": "integer"}, "extra": {}},
+    "required": ["id"],
+}
 MAX_NEW_TOKENS = 96  # above the longest valid text of either schema (each token adds >= 1 byte)
 
 
@@ -65,11 +72,11 @@ def tiny_gpt2() -> Any:
 def guides(gpt2_vocabulary: Any) -> dict[str, Guide]:
     return {
         name: Guide.from_artifact(compile_schema(schema, tokenizer=gpt2_vocabulary))
-        for name, schema in (("person", PERSON_SCHEMA), ("pair", PAIR_SCHEMA))
+        for name, schema in SCHEMAS.items()
     }
 
 
-SCHEMAS = {"person": PERSON_SCHEMA, "pair": PAIR_SCHEMA}
+SCHEMAS = {"person": PERSON_SCHEMA, "pair": PAIR_SCHEMA, "open": OPEN_SCHEMA}
 
 
 def random_prompts(seed: int, rows: int = 4, length: int = 5) -> Any:
@@ -90,12 +97,15 @@ def check_rows(guide: Guide, output: Any, prompt_length: int, schema: dict[str, 
     return values
 
 
-def generate(model: Any, guide: Guide, prompts: Any, **options: Any) -> tuple[Any, MoonmaskLogitsProcessor]:
-    processor = MoonmaskLogitsProcessor(guide, pad_token_id=guide.eos)
+def generate(
+    model: Any, guide: Guide, prompts: Any, before: list[Any] | None = None, **options: Any
+) -> tuple[Any, MoonmaskLogitsProcessor]:
+    """``model.generate`` with the guide's processor (after the ``before`` processors)."""
+    processor = MoonmaskLogitsProcessor(guide, pad_token_id=guide.eos, max_new_tokens=MAX_NEW_TOKENS)
     output = model.generate(
         prompts,
         attention_mask=torch.ones_like(prompts),
-        logits_processor=transformers.LogitsProcessorList([processor]),
+        logits_processor=transformers.LogitsProcessorList([*(before or []), processor]),
         max_new_tokens=MAX_NEW_TOKENS,
         pad_token_id=guide.eos,
         eos_token_id=guide.eos,
@@ -104,7 +114,7 @@ def generate(model: Any, guide: Guide, prompts: Any, **options: Any) -> tuple[An
     return output, processor
 
 
-@pytest.mark.parametrize("name", ["person", "pair"])
+@pytest.mark.parametrize("name", ["person", "pair", "open"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_batched_sampling_gives_valid_json_ending_with_eos(
     tiny_gpt2: Any, guides: dict[str, Guide], name: str, seed: int
@@ -118,7 +128,7 @@ def test_batched_sampling_gives_valid_json_ending_with_eos(
     assert processor.calls == output.shape[1] - prompts.shape[1]
 
 
-@pytest.mark.parametrize("name", ["person", "pair"])
+@pytest.mark.parametrize("name", ["person", "pair", "open"])
 def test_batched_greedy_and_beam_search_give_valid_json(
     tiny_gpt2: Any, guides: dict[str, Guide], name: str
 ) -> None:
@@ -127,6 +137,35 @@ def test_batched_greedy_and_beam_search_give_valid_json(
     for options in ({"do_sample": False}, {"do_sample": False, "num_beams": 3}):
         output, _ = generate(tiny_gpt2, guide, prompts, **options)
         check_rows(guide, output, prompts.shape[1], SCHEMAS[name])
+
+
+def test_free_values_nest_under_the_processor_and_finish_within_the_budget(
+    tiny_gpt2: Any, guides: dict[str, Guide]
+) -> None:
+    """The open schema's guide carries a bracket stack; sampled rows nest containers inside the
+    free value and still end, valid, within ``max_new_tokens``."""
+    from moonmaskc.runtime_nested import NestGuide
+
+    guide = guides["open"]
+    assert isinstance(guide, NestGuide)
+    # A model that likes opening brackets: the random model alone seldom nests.
+    opening = [token for token in range(guide.vocab_size) if set(guide.decode([token])) & set(b"[{")]
+    bonus = torch.zeros(guide.vocab_size)
+    bonus[opening] = 6.0
+
+    def bracket_loving(input_ids: Any, scores: Any) -> Any:
+        return scores + bonus[: scores.shape[1]]
+
+    deepest = 0
+    for seed in range(4):
+        torch.manual_seed(seed)
+        prompts = random_prompts(seed + 10, rows=6)
+        output, _ = generate(
+            tiny_gpt2, guide, prompts, before=[bracket_loving], do_sample=True, top_k=0, temperature=1.0
+        )
+        for value in check_rows(guide, output, prompts.shape[1], OPEN_SCHEMA):
+            deepest = max(deepest, nesting_depth(value))
+    assert deepest >= 4  # the free values held containers in containers (5 on the seeds above)
 
 
 def test_masked_greedy_follows_the_model_among_allowed_tokens(
