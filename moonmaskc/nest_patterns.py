@@ -31,7 +31,7 @@ from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.nested import MAX_NEST_ENTRIES
 
 MAX_WAYS = 1 << 14
-"""The most ways a state's tokens may have; past it ``stack_patterns`` gives up (None) and the
+"""The most ways the tokens of a role may take; past it ``role_ways`` gives up (None) and the
 guide walks the tokens per stack instead."""
 
 
@@ -67,40 +67,35 @@ class StackPatterns:
         """int32: the tokens that ``stack`` (of ``entries`` entries) lets through, ascending."""
         return self.through(stack, entries)[0]
 
-    def through(self, stack: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def through(self, stack: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The tokens that ``stack`` (of ``entries`` entries) lets through, ascending (int32), and
-        where each leads: the DFA state, the stack's entries after it, and the stack itself where
-        the token reached the bottom (-1 where it did not: the entries are all a bound needs)."""
+        where each leads: the DFA state, and the entries of the stack after it where that state
+        lies in a nested container (elsewhere the register is no stack: a bound needs no more)."""
         fits = ((stack & self.read_mask) == self.want) & (self.most >= entries) & (self.read < entries)
         tokens = self.tokens[fits]
         states = self.states[fits]
         after = entries - self.read[fits] + self.pushed[fits]
-        registers = np.full(tokens.size, -1, dtype=np.int64)
         if entries in self._bottoms:
-            bottom_tokens, want, most, bottom_states, bottom_registers = self._bottoms_of(entries)
+            bottom_tokens, want, most, bottom_states, bottom_after = self._bottoms_of(entries)
             low = stack & ((1 << (entries * self._bits)) - 1)
             kept = (want == low) & (most >= entries)
             tokens = np.concatenate([tokens, bottom_tokens[kept]])
             states = np.concatenate([states, bottom_states[kept]])
-            kept_registers = bottom_registers[kept]
-            after = np.concatenate([after, [self._entries(int(r)) for r in kept_registers]])
-            registers = np.concatenate([registers, kept_registers])
+            after = np.concatenate([after, bottom_after[kept]])
         order = np.argsort(tokens, kind="stable")
-        return tokens[order].astype(np.int32), states[order], after[order].astype(np.int64), registers[order]
-
-    def _entries(self, stack: int) -> int:
-        return 0 if stack == 0 else (stack.bit_length() - 1) // self._bits
+        return tokens[order].astype(np.int32), states[order], after[order].astype(np.int64)
 
     def _bottoms_of(self, read: int) -> tuple[np.ndarray, ...]:
         """The ways that read ``read`` entries, the whole stack, and go on after the bottom: their
-        tokens, wanted kinds, most entries, and the state and register they end in."""
+        tokens, wanted kinds, most entries, the state they end in and the entries of its stack."""
         found = self._resolved.get(read)
         if found is None:
             kept = []
             for token, want, most, rest, kind in self._bottoms[read]:
                 final, register, died = self._dfa.walk_counted(rest, self._bottom_states[kind], 0)
                 if died is None and final:
-                    kept.append((token, want, most, final, register))
+                    entries = (register.bit_length() - 1) // self._bits if register else 0
+                    kept.append((token, want, most, final, entries))
             found = self._resolved[read] = tuple(
                 np.asarray([way[index] for way in kept], dtype=np.int32 if index == 0 else np.int64)
                 for index in range(5)

@@ -256,7 +256,7 @@ class NestGuide(CountedGuide):
             dynamic, moved = self._dynamic(q, register)
             bound = np.asarray([self._bound(n, r) for n, r in moved], dtype=np.int64)
         else:
-            dynamic, states, after, _ = patterns.through(register, entries)
+            dynamic, states, after = patterns.through(register, entries)
             steps = self.budget_rule().steps.astype(np.int64)
             bound = np.where(self._nested[states], self._distance[states] + after + 1, steps[states])
         bound[bound <= 0] = _NEVER
