@@ -142,9 +142,9 @@ class PatternTables:
 class RoleWays:
     """The ways of the dynamic tokens of one role of copy 1, the same in every region: ``ways``
     (token, read, want, bottom, most, the role it ends in, the entries it leaves pushed) that stay
-    in the nested container, and ``bottoms`` (token,
-    read, want, most, the bytes left, the kind popped last) that reach the stack's bottom, whose
-    fate is decided by the rest of the token from the region's own copy 0 (``stack_patterns``)."""
+    in the nested container, and ``bottoms`` (token, read, want, most, the bytes left, the kind
+    popped last) that reach the stack's bottom, whose fate the rest of the token decides from the
+    region's own copy 0 (``StackPatterns``)."""
 
     ways: list[tuple[int, int, int, bool, int, int, int]]
     bottoms: list[tuple[int, int, int, int, bytes, int]]
