@@ -64,8 +64,15 @@ class StackPatterns:
         self._resolved: dict[int, tuple[np.ndarray, ...]] = {}
 
     def allowed(self, stack: int, entries: int) -> np.ndarray:
-        """int32: the tokens that ``stack`` (of ``entries`` entries) lets through, ascending."""
-        return self.through(stack, entries)[0]
+        """int32: the tokens that ``stack`` (of ``entries`` entries) lets through, in no order
+        (each once: for a given stack one way of a token at most fits)."""
+        fits = ((stack & self.read_mask) == self.want) & (self.most >= entries) & (self.read < entries)
+        tokens = self.tokens[fits]
+        if entries in self._bottoms:
+            bottom_tokens, want, most, _, _ = self._bottoms_of(entries)
+            kept = (want == (stack & ((1 << (entries * self._bits)) - 1))) & (most >= entries)
+            tokens = np.concatenate([tokens, bottom_tokens[kept]])
+        return tokens
 
     def through(self, stack: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The tokens that ``stack`` (of ``entries`` entries) lets through, ascending (int32), and

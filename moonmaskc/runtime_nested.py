@@ -48,7 +48,8 @@ _NEVER = np.iinfo(np.int64).max // 4  # a bound no budget reaches
 
 
 def _merged(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """int32: two ascending arrays of token ids with none in common, as one ascending array."""
+    """int32: two arrays of token ids with none in common (the first ascending, the second in any
+    order), as one ascending array."""
     if second.size == 0:
         return first.astype(np.int32)
     return np.sort(np.concatenate([first, second]).astype(np.int32), kind="stable")
@@ -188,8 +189,8 @@ class NestGuide(CountedGuide):
         return self
 
     def _let_through(self, q: int, register: int) -> np.ndarray:
-        """The dynamic tokens of ``q`` that ``register`` lets through (``_dynamic``'s ids); inside
-        a nested container read off the stack patterns of ``q``."""
+        """The dynamic tokens of ``q`` that ``register`` lets through (``_dynamic``'s ids, though
+        not always in order); inside a nested container read off the stack patterns of ``q``."""
         if not self._nested[q]:
             return self._dynamic(q, register)[0]
         patterns = self._patterns_of(q)
