@@ -22,8 +22,10 @@ Only numpy and the standard library are imported.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -50,17 +52,9 @@ class StackPatterns:
         bits: int,
     ) -> None:
         self._dfa, self._bottom_states, self._bits = dfa, bottom_states, bits
-        ways = found.ways
-        self.tokens = np.asarray([way[0] for way in ways], dtype=np.int32)
-        self.read = np.asarray([way[1] for way in ways], dtype=np.int64)
-        self.read_mask = (np.int64(1) << (self.read * bits)) - 1
-        self.want = np.asarray([way[2] for way in ways], dtype=np.int64)
-        self.most = np.asarray([way[4] for way in ways], dtype=np.int64)
-        self.states = np.asarray([nested_states[way[5]] for way in ways], dtype=np.int64)
-        self.pushed = np.asarray([way[6] for way in ways], dtype=np.int64)
-        self._bottoms: dict[int, list[tuple[int, int, int, bytes, int]]] = {}
-        for token, read, want, most, rest, kind in found.bottoms:
-            self._bottoms.setdefault(read, []).append((token, want, most, rest, kind))
+        self.tokens, self.read, self.read_mask, self.want, self.most, roles, self.pushed = found.arrays
+        self.states = np.asarray([nested_states[role] for role in roles.tolist()], dtype=np.int64)
+        self._bottoms = found.bottoms_by_read
         self._resolved: dict[int, tuple[np.ndarray, ...]] = {}
 
     def allowed(self, stack: int, entries: int) -> np.ndarray:
@@ -123,6 +117,7 @@ class PatternTables:
     nested_states: list[dict[int, int]]  # per region: the state of each role in copy 1
     bits: int
     kinds: int
+    structure: bytes = b""  # a digest of all a walk in copy 1 reads, in roles (``role_ways``)
 
     @classmethod
     def of(cls, dfa: DFA) -> PatternTables:
@@ -133,6 +128,7 @@ class PatternTables:
         for state in np.nonzero(nests.copy >= 1)[0].tolist():
             nested_states[int(nests.region[state])][int(nests.role[state])] = state
         return cls(
+            structure=_copy_structure(dfa, nested_states),
             role=nests.role.tolist(),
             region=nests.region.tolist(),
             pops=nests.pops.tolist(),
@@ -155,6 +151,80 @@ class RoleWays:
 
     ways: list[tuple[int, int, int, bool, int, int, int]]
     bottoms: list[tuple[int, int, int, int, bytes, int]]
+    bits: int = 1
+
+    @cached_property
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The ``ways`` as arrays: tokens (int32), read, the stack bits read, want, most, the
+        role each ends in, the entries it leaves pushed (int64)."""
+        columns = list(zip(*self.ways, strict=True)) if self.ways else [()] * 7
+        read = np.asarray(columns[1], dtype=np.int64)
+        return (
+            np.asarray(columns[0], dtype=np.int32),
+            read,
+            (np.int64(1) << (read * self.bits)) - 1,
+            np.asarray(columns[2], dtype=np.int64),
+            np.asarray(columns[4], dtype=np.int64),
+            np.asarray(columns[5], dtype=np.int64),
+            np.asarray(columns[6], dtype=np.int64),
+        )
+
+    @cached_property
+    def bottoms_by_read(self) -> dict[int, list[tuple[int, int, int, bytes, int]]]:
+        """The ``bottoms`` by how many entries they read: (token, want, most, rest, kind)."""
+        found: dict[int, list[tuple[int, int, int, bytes, int]]] = {}
+        for token, read, want, most, rest, kind in self.bottoms:
+            found.setdefault(read, []).append((token, want, most, rest, kind))
+        return found
+
+
+def _copy_structure(dfa: DFA, nested_states: list[dict[int, int]]) -> bytes:
+    """A digest of what a walk in copy 1 reads, in roles: the edges of one region's copy 1 (each
+    target as its role), its returns, and the pops, calls and callees of the roles. Two DFAs with
+    the same digest have the same ways for the same tokens (``kept_role_ways``)."""
+    nests = dfa.nests
+    assert nests is not None
+    digest = hashlib.blake2b(digest_size=20)
+    if nested_states and nested_states[0]:
+        roles = sorted(nested_states[0])
+        states = np.asarray([nested_states[0][role] for role in roles], dtype=np.int64)
+        targets = dfa.transitions[states][:, dfa.byte_class].astype(np.int64)
+        inside = (nests.region[targets] == 0) & (nests.copy[targets] >= 1)
+        target_roles = np.where(inside, nests.role[targets], np.where(targets == 0, -1, -2))
+        returns = nests.returns[0, 1].astype(np.int64)
+        for part in (
+            np.asarray(roles, dtype=np.int64),
+            target_roles.astype(np.int64),
+            nests.role[returns].astype(np.int64),
+            nests.pops.astype(np.uint8),
+            nests.calls.astype(np.uint8),
+            nests.callee.astype(np.int64),
+            np.asarray([nests.entry_bits, MAX_NEST_ENTRIES], dtype=np.int64),
+        ):
+            digest.update(str(part.shape).encode())
+            digest.update(np.ascontiguousarray(part).tobytes())
+    return digest.digest()
+
+
+KEPT_ROLE_WAYS = 4096
+"""How many roles' ways ``kept_role_ways`` keeps per process."""
+_KEPT: dict[tuple[bytes, int, bytes, int], RoleWays | None] = {}
+
+
+def kept_role_ways(
+    dfa: DFA, tables: PatternTables, state: int, tokens: Sequence[tuple[int, bytes]]
+) -> RoleWays | None:
+    """``role_ways``, kept per process by the copy's structure, the role and the tokens (their
+    ids and bytes): another guide of the same level and vocabulary finds them again."""
+    digest = hashlib.blake2b(digest_size=20)
+    for token, data in tokens:
+        digest.update(token.to_bytes(4, "little") + len(data).to_bytes(4, "little") + data)
+    key = (tables.structure, tables.role[state], digest.digest(), MAX_WAYS)
+    if key not in _KEPT:
+        if len(_KEPT) >= KEPT_ROLE_WAYS:
+            _KEPT.clear()
+        _KEPT[key] = role_ways(dfa, tables, state, tokens)
+    return _KEPT[key]
 
 
 def role_ways(
@@ -204,7 +274,7 @@ def role_ways(
                 ways.append((token, read, want, False, most, role_of[current], len(pushed)))
             if len(ways) + len(bottoms) > MAX_WAYS:
                 return None
-    return RoleWays(ways, bottoms)
+    return RoleWays(ways, bottoms, bits)
 
 
 def stack_patterns(dfa: DFA, tables: PatternTables, state: int, found: RoleWays) -> StackPatterns:

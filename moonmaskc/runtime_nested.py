@@ -35,7 +35,7 @@ from moonmaskc.automata.counted import Regions
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.nested import MAX_NEST_ENTRIES, NestRegions
 from moonmaskc.errors import ArtifactError, RuntimeInputError
-from moonmaskc.nest_patterns import PatternTables, RoleWays, StackPatterns, role_ways, stack_patterns
+from moonmaskc.nest_patterns import PatternTables, RoleWays, StackPatterns, kept_role_ways, stack_patterns
 from moonmaskc.runtime import Guide
 from moonmaskc.runtime_counted import STATE_BITS, CountedGuide
 
@@ -200,14 +200,15 @@ class NestGuide(CountedGuide):
 
     def _patterns_of(self, q: int) -> StackPatterns | None:
         """The stack patterns of ``q``, in a nested container (``nest_patterns``), from the ways
-        of its role (kept per role: the same in every region); None past their bound."""
+        of its role (the same in every region, and kept per process for the level and the
+        tokens: ``kept_role_ways``); None past their bound."""
         if q not in self._patterns:
             role = int(self._nests.role[q])
             if role not in self._role_ways:
                 token_bytes = self._token_bytes
                 ids = self._dynamic_ids[self._offsets[q] : self._offsets[q + 1]].tolist()
                 tokens = [(token, token_bytes[token]) for token in ids]
-                self._role_ways[role] = role_ways(self._dfa, self._pattern_tables, q, tokens)
+                self._role_ways[role] = kept_role_ways(self._dfa, self._pattern_tables, q, tokens)
             found = self._role_ways[role]
             self._patterns[q] = (
                 None if found is None else stack_patterns(self._dfa, self._pattern_tables, q, found)

@@ -1,7 +1,8 @@
 """Stack patterns (``nest_patterns``): the masks a ``NestGuide`` reads off them inside nested
 containers against walking every dynamic token with the stack (``DFA.walk_counted``), with GPT-2
 and Llama-3, for every stack of up to four entries and random deeper ones up to the bound; the
-same with the patterns' bound forced (every token walked per stack) and after ``warm()``."""
+same with the patterns' bound forced (every token walked per stack) and after ``warm()``; ways
+kept across guides."""
 
 from __future__ import annotations
 
@@ -146,3 +147,22 @@ def test_budgets_read_off_the_patterns_are_the_walked_ones(
     read_off = budgets(Guide.from_artifact(artifact))
     assert read_off == walked
     assert any(len(rows[0]) < len(rows[-1]) for _, rows in read_off)  # the budgets bind somewhere
+
+
+def test_ways_kept_across_guides_serve_only_the_same_level_and_vocabulary() -> None:
+    """A guide of another whitespace layout (another level automaton) after a compact one has
+    filled the process's kept ways: its masks are still the walked ones."""
+    vocabulary = load_vocabulary(tokenizer_path("gpt2"))
+    compact = compile_source("schema", SCHEMA, CompileOptions(tokenizer=vocabulary))
+    Guide.from_artifact(compact).warm()
+    flexible = compile_source("schema", SCHEMA, CompileOptions(tokenizer=vocabulary, whitespace="flexible"))
+    assert flexible.dfa.nests is not None
+    guide = Guide.from_artifact(flexible)
+    token_bytes = list(vocabulary.token_bytes)
+    rng = random.Random(2)
+    bits = flexible.dfa.nests.entry_bits
+    for q in rng.sample(nested_states_with_dynamic_tokens(flexible), 20):
+        for stack in stacks(bits, rng, 3)[::3]:
+            assert np.array_equal(
+                guide.allowed(q + (stack << 32)), expected_allowed(flexible, token_bytes, q, stack)
+            )
