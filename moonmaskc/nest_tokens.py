@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.automata.nested import NestRegions, expand_nests
+from moonmaskc.automata.nested import NEST_OPEN_BYTES, NestRegions, expand_nests
 from moonmaskc.vocabulary import Vocabulary
 
 PROBE_MARKER = 0xC0
@@ -125,6 +125,41 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
     offsets = np.zeros(states + 1, dtype=np.int64)
     offsets[1:] = np.cumsum(np.bincount(owners, minlength=states))
     return offsets.astype(np.int32), tokens[ranked].astype(np.int32)
+
+
+def unspelled_endings(dfa: DFA, singles: np.ndarray) -> str | None:
+    """None when from every state of ``dfa`` (with nest regions) some fewest-bytes ending takes
+    only bytes that are tokens of their own (``singles``: bool[256]), else why not. The runtime's
+    budgets inside nested containers count bytes as tokens (``runtime_nested``): the bound
+    ``distance + entries + 1`` is then reachable one token per byte. Checked edge by edge: each
+    state with bytes to go has an edge on such a byte into a state one byte nearer, or (in a
+    nested container one byte from its level's end) a closing byte that is one."""
+    nests = dfa.nests
+    if nests is None:
+        raise ValueError("the DFA has no nest regions")
+    table = dfa.transitions
+    spelled = np.zeros(table.shape[1], dtype=bool)
+    np.logical_or.at(spelled, dfa.byte_class, singles)  # a class with a byte of its own
+    distance = dfa.distance.astype(np.int64)
+    nearer = (table != 0) & (distance[table] == distance[:, None] - 1)
+    # In a region an opening byte is a call, and a nested state's distance leaves out the entry
+    # the call pushes: such an edge may look one byte nearer without being so (nor is it ever).
+    calls = np.unique(dfa.byte_class[list(NEST_OPEN_BYTES)])
+    nearer[np.ix_(nests.region >= 0, calls)] = False
+    fine = (nearer & spelled[None, :]).any(axis=1) | (distance <= 0)
+    closing = (nests.pops & singles[None, :]).any(axis=1)  # per role: a closing byte of its own
+    roles = np.maximum(nests.role, 0)
+    at_end = (nests.copy >= 1) & (nests.level_distance[roles] == 1)
+    fine |= at_end & closing[roles]
+    stuck = np.nonzero(~fine)[0]
+    if stuck.size == 0:
+        return None
+    missing = ", ".join(f"0x{byte:02x}" for byte in np.nonzero(~singles)[0][:8].tolist())
+    return (
+        f"the vocabulary spells no fewest-bytes ending of {stuck.size} states one byte per token "
+        f"(bytes without a token of their own: {missing}...), which a free value's stack needs "
+        "to keep its budgets"
+    )
 
 
 _CLOSING: dict[tuple[str, bytes], tuple[Vocabulary, np.ndarray]] = {}

@@ -16,7 +16,8 @@ is ``q`` as in any guide; a counted region's states carry their counter there in
   ``q``, the next state or the token involves a nest region: a static token may push.
 - Budgets: the fewest tokens to the end, eos included, are bounded by a count that is reachable
   and falls by one along a shortest ending: inside a nested container the fewest *bytes*,
-  ``distance[q] + entries(s)``, plus eos (every byte is a token: the table build checks it);
+  ``distance[q] + entries(s)``, plus eos (a fewest-bytes ending is spelled one byte per
+  token: the table build checks it, ``nest_tokens.unspelled_endings``);
   elsewhere the table's fewest tokens. A token is allowed under ``tokens_left`` when that bound
   after it fits in ``tokens_left - 1``; pushes of a static token are bounded by its opening
   brackets. Near the end of a budget a guide may so refuse a token that could still have ended.

@@ -348,27 +348,25 @@ def build_token_table(
 
 def _nest_regions(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
     """The tokens each state's stack decides (``nest_tokens.dynamic_tokens_of``), once the fact
-    the runtime's budgets rest on holds: every byte is a token of its own, so that a shortest
-    ending in bytes is one in tokens (else ``NestRegionError``: the compile writes the free
-    values out)."""
+    the runtime's budgets rest on holds: from every state a fewest-bytes ending is spelled one
+    byte per token (``nest_tokens.unspelled_endings``; else ``NestRegionError``: the compile
+    writes the free values out)."""
     from moonmaskc.automata.nested import NestRegionError
-    from moonmaskc.nest_tokens import dynamic_tokens_of
+    from moonmaskc.nest_tokens import dynamic_tokens_of, unspelled_endings
 
     singles = _SINGLE_BYTES.get(vocabulary.fingerprint)
     if singles is None:
-        singles = _SINGLE_BYTES[vocabulary.fingerprint] = len(
-            {data for data in vocabulary.token_bytes if len(data) == 1}
-        )
-    if singles < 256:
-        raise NestRegionError(
-            f"the vocabulary spells only {singles} of the 256 bytes as a token of its own, "
-            "which a free value's stack needs to keep its budgets"
-        )
+        singles = np.zeros(256, dtype=bool)
+        singles[[data[0] for data in vocabulary.token_bytes if len(data) == 1]] = True
+        _SINGLE_BYTES[vocabulary.fingerprint] = singles
+    problem = unspelled_endings(dfa, singles)
+    if problem is not None:
+        raise NestRegionError(problem)
     return dynamic_tokens_of(dfa, vocabulary)
 
 
 _COUNTS_CACHE: dict[tuple[str, bytes], np.ndarray] = {}
-_SINGLE_BYTES: dict[str, int] = {}  # vocabulary fingerprint -> bytes that are a token of their own
+_SINGLE_BYTES: dict[str, np.ndarray] = {}  # vocabulary fingerprint -> bool[256]: the bytes that are tokens
 _ENTERED_CACHE: dict[tuple[str, bytes, bytes], int] = {}
 
 

@@ -34,7 +34,7 @@ from moonmaskc.vocabulary import Vocabulary, read_gguf_vocabulary
 from tests.conftest import PROJECT_ROOT, data_path
 
 REQUIRED = os.environ.get("MOONMASKC_REQUIRE_LLAMA_CPP") == "1"
-SCHEMAS = ("user.json", "order.json", "tool_call.json")
+SCHEMAS = ("user.json", "order.json", "tool_call.json", "note.json")  # note.json: free values
 SEEDS = (0, 1, 2, 3)
 MAX_TOKENS = 96
 TEXTS = (

@@ -4,6 +4,7 @@ against ``jsonschema`` and against the free values written out to the depth boun
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from moonmaskc.errors import MoonmaskError
 from moonmaskc.frontends.schema import compile_schema_ir
 from moonmaskc.limits import Limits
 from moonmaskc.pipeline import CompileOptions, compile_source
+from moonmaskc.runtime import Guide
 from tests.oracles.json_values import nesting_depth
 from tests.schema_suite_report import CaseTimeout, _written, data_dir, serialize_instance, time_limit
 
@@ -149,16 +151,29 @@ def test_the_pipeline_runs_the_stacks_and_writes_them_out_for_a_vocabulary_witho
     linked = compile_source("schema", OPEN, CompileOptions(free_value_stacks=True, tokenizer="bytes"))
     assert linked.dfa.nests is not None and linked.token_table is not None
     assert linked.token_table.nest_dynamic is not None
-    # Without a token for every byte, budgets could not rest on the bytes: written out.
-    tokens = [b"", *[bytes([b]) for b in range(256) if b != ord("~")]]
+    # Without a token for a byte that some fewest ending needs (`]` closes an array), budgets
+    # could not rest on the bytes: written out.
+    tokens = [b"", *[bytes([b]) for b in range(256) if b != ord("]")]]
     vocabulary = Vocabulary.from_tokens(tokens, eos_id=0)
     written = compile_source("schema", OPEN, CompileOptions(free_value_stacks=True, tokenizer=vocabulary))
     assert written.dfa.nests is None
-    assert (
-        "not used: the vocabulary spells only 255 of the 256 bytes"
-        in written.metadata["notes"]["free_value_stacks"]
-    )
+    note = written.metadata["notes"]["free_value_stacks"]
+    assert note.startswith("not used: the vocabulary spells no fewest-bytes ending of ")
+    assert "(bytes without a token of their own: 0x5d...)" in note
     assert not written.dfa.accepts(deep)
+    # A byte no fewest ending needs (`~`) may lack a token of its own: the stacks run, and the
+    # monkey still ends every text within its budget.
+    tokens = [b"", *[bytes([b]) for b in range(256) if b != ord("~")]]
+    without_tilde = Vocabulary.from_tokens(tokens, eos_id=0)
+    stacked = compile_source("schema", OPEN, CompileOptions(tokenizer=without_tilde))
+    assert stacked.dfa.nests is not None
+    guide = Guide.from_artifact(stacked)
+    rng = random.Random(4)
+    for budget in (12, 30, 60):
+        for _ in range(10):
+            tokens_out, text, finished = guide.monkey(rng, budget)
+            assert finished and len(tokens_out) <= budget
+            jsonschema.validate(json.loads(text), OPEN)
 
 
 def test_free_values_run_with_a_stack_by_default_and_are_written_out_when_asked() -> None:
