@@ -60,31 +60,39 @@ class StackPatterns:
     def allowed(self, stack: int, entries: int) -> np.ndarray:
         """int32: the tokens that ``stack`` (of ``entries`` entries) lets through, in no order
         (each once: for a given stack one way of a token at most fits)."""
-        fits = ((stack & self.read_mask) == self.want) & (self.most >= entries) & (self.read < entries)
-        tokens = self.tokens[fits]
-        if entries in self._bottoms:
-            bottom_tokens, want, most, _, _ = self._bottoms_of(entries)
-            kept = (want == (stack & ((1 << (entries * self._bits)) - 1))) & (most >= entries)
-            tokens = np.concatenate([tokens, bottom_tokens[kept]])
-        return tokens
+        fits, bottoms, kept = self._fitting(stack, entries)
+        if bottoms is None:
+            return self.tokens[fits]
+        return np.concatenate([self.tokens[fits], bottoms[0][kept]])
 
     def through(self, stack: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The tokens that ``stack`` (of ``entries`` entries) lets through, ascending (int32), and
         where each leads: the DFA state, and the entries of the stack after it where that state
         lies in a nested container (elsewhere the register is no stack: a bound needs no more)."""
-        fits = ((stack & self.read_mask) == self.want) & (self.most >= entries) & (self.read < entries)
+        fits, bottoms, kept = self._fitting(stack, entries)
         tokens = self.tokens[fits]
         states = self.states[fits]
         after = entries - self.read[fits] + self.pushed[fits]
-        if entries in self._bottoms:
-            bottom_tokens, want, most, bottom_states, bottom_after = self._bottoms_of(entries)
-            low = stack & ((1 << (entries * self._bits)) - 1)
-            kept = (want == low) & (most >= entries)
+        if bottoms is not None:
+            bottom_tokens, _, _, bottom_states, bottom_after = bottoms
             tokens = np.concatenate([tokens, bottom_tokens[kept]])
             states = np.concatenate([states, bottom_states[kept]])
             after = np.concatenate([after, bottom_after[kept]])
         order = np.argsort(tokens, kind="stable")
         return tokens[order].astype(np.int32), states[order], after[order].astype(np.int64)
+
+    def _fitting(
+        self, stack: int, entries: int
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None, np.ndarray | None]:
+        """Which ways ``stack`` (of ``entries`` entries) lets through: a mask over the ways that
+        stay in the nested container, and the ways that read the whole stack (``_bottoms_of``,
+        None when none do) with a mask over them."""
+        fits = ((stack & self.read_mask) == self.want) & (self.most >= entries) & (self.read < entries)
+        if entries not in self._bottoms:
+            return fits, None, None
+        bottoms = self._bottoms_of(entries)
+        low = stack & ((1 << (entries * self._bits)) - 1)
+        return fits, bottoms, (bottoms[1] == low) & (bottoms[2] >= entries)
 
     def _bottoms_of(self, read: int) -> tuple[np.ndarray, ...]:
         """The ways that read ``read`` entries, the whole stack, and go on after the bottom: their

@@ -179,8 +179,7 @@ class NestGuide(CountedGuide):
         in a nested container with dynamic tokens (its role's ways found once for every region),
         and the dynamic tokens of every other state that has some (its stack is empty)."""
         super().warm()
-        _ = self._pattern_tables, self._brackets
-        self.budget_rule()
+        _ = self._pattern_tables, self._brackets, self._fewest_steps
         offsets = np.asarray(self._offsets)
         for q in np.nonzero(offsets[1:] > offsets[:-1])[0].tolist():
             if self._nested[q]:
@@ -215,6 +214,11 @@ class NestGuide(CountedGuide):
                 None if found is None else stack_patterns(self._dfa, self._pattern_tables, q, found)
             )
         return self._patterns[q]
+
+    @cached_property
+    def _fewest_steps(self) -> np.ndarray:
+        """int64[states]: the budget rule's fewest tokens per state (``fewest``), for bounds."""
+        return self.budget_rule().steps.astype(np.int64)
 
     @cached_property
     def _pattern_tables(self) -> PatternTables:
@@ -260,7 +264,7 @@ class NestGuide(CountedGuide):
             bound = np.asarray([self._bound(n, r) for n, r in moved], dtype=np.int64)
         else:
             dynamic, states, after = patterns.through(register, entries)
-            steps = self.budget_rule().steps.astype(np.int64)
+            steps = self._fewest_steps
             bound = np.where(self._nested[states], self._distance[states] + after + 1, steps[states])
         bound[bound <= 0] = _NEVER
         return dynamic, bound
@@ -273,7 +277,7 @@ class NestGuide(CountedGuide):
         if found is None:
             static = self.table.allowed(q)
             following = self._next.dense_row(q)[self._token_class[static]]
-            steps = self.budget_rule().steps.astype(np.int64)
+            steps = self._fewest_steps
             nested = self._nested[following]
             bound = np.where(
                 nested,
