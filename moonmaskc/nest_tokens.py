@@ -139,19 +139,25 @@ def unspelled_endings(dfa: DFA, singles: np.ndarray) -> str | None:
         raise ValueError("the DFA has no nest regions")
     table = dfa.transitions
     spelled = np.zeros(table.shape[1], dtype=bool)
-    np.logical_or.at(spelled, dfa.byte_class, singles)  # a class with a byte of its own
+    spelled[dfa.byte_class[singles]] = True  # a class with a byte of its own
     distance = dfa.distance.astype(np.int64)
-    nearer = (table != 0) & (distance[table] == distance[:, None] - 1)
-    # In a region an opening byte is a call, and a nested state's distance leaves out the entry
-    # the call pushes: such an edge may look one byte nearer without being so (nor is it ever).
-    calls = np.unique(dfa.byte_class[list(NEST_OPEN_BYTES)])
-    nearer[np.ix_(nests.region >= 0, calls)] = False
-    fine = (nearer & spelled[None, :]).any(axis=1) | (distance <= 0)
     closing = (nests.pops & singles[None, :]).any(axis=1)  # per role: a closing byte of its own
     roles = np.maximum(nests.role, 0)
     at_end = (nests.copy >= 1) & (nests.level_distance[roles] == 1)
-    fine |= at_end & closing[roles]
-    stuck = np.nonzero(~fine)[0]
+    pending = (distance > 0) & ~(at_end & closing[roles])
+    if spelled.all():
+        # Outside the nested copies a distance is the table's own (a breadth-first search over
+        # edges that never enter a nested copy: those reach acceptance only by a pop, dead in the
+        # table), so some edge leads one byte nearer, and with every class spelled it is fine.
+        pending &= nests.copy >= 1
+    rows = np.nonzero(pending)[0]
+    targets = table[rows]
+    nearer = (targets != 0) & (distance[targets] == distance[rows, None] - 1)
+    # In a region an opening byte is a call, and a nested state's distance leaves out the entry
+    # the call pushes: such an edge may look one byte nearer without being so (nor is it ever).
+    calls = np.unique(dfa.byte_class[list(NEST_OPEN_BYTES)])
+    nearer[np.ix_(nests.region[rows] >= 0, calls)] = False
+    stuck = rows[~(nearer & spelled[None, :]).any(axis=1)]
     if stuck.size == 0:
         return None
     missing = ", ".join(f"0x{byte:02x}" for byte in np.nonzero(~singles)[0][:8].tolist())

@@ -227,3 +227,59 @@ def test_the_dfa_sampler_and_shortest_completions_run_the_stack() -> None:
     state, stack = walk(artifact.dfa, b'{"id":1,"extra":[[{"a":[[')
     assert artifact.dfa.shortest_completion(state, stack) == b"]]}]]}"
     assert artifact.dfa.cost(state, stack) == 6
+
+
+def _unspelled_reference(dfa: DFA, singles: Any) -> int:
+    """How many states ``nest_tokens.unspelled_endings`` should name: every state and every edge
+    checked, as its docstring says (the function itself skips the states a distance vouches for)."""
+    import numpy as np
+
+    nests = dfa.nests
+    assert nests is not None
+    table = dfa.transitions
+    spelled = np.zeros(table.shape[1], dtype=bool)
+    np.logical_or.at(spelled, dfa.byte_class, singles)
+    distance = dfa.distance.astype(np.int64)
+    nearer = (table != 0) & (distance[table] == distance[:, None] - 1)
+    calls = np.unique(dfa.byte_class[list(NEST_OPEN_BYTES)])
+    nearer[np.ix_(nests.region >= 0, calls)] = False
+    fine = (nearer & spelled[None, :]).any(axis=1) | (distance <= 0)
+    closing = (nests.pops & singles[None, :]).any(axis=1)
+    roles = np.maximum(nests.role, 0)
+    fine |= (nests.copy >= 1) & (nests.level_distance[roles] == 1) & closing[roles]
+    return int((~fine).sum())
+
+
+def test_unspelled_endings_match_the_edge_by_edge_check_on_maskbench() -> None:
+    """The states whose fewest endings a vocabulary cannot spell one byte per token, on MaskBench
+    schemas with every byte a token, and with random bytes (or the closing brackets) missing."""
+    import numpy as np
+
+    from moonmaskc.nest_tokens import unspelled_endings
+
+    cases = maskbench_cases()
+    if not cases:
+        pytest.skip(f"MaskBench is not in {data_dir()} (set MOONMASKC_DATA)")
+    rng = np.random.default_rng(11)
+    compared = named = 0
+    for path in cases[::9]:
+        schema = json.loads(path.read_text(encoding="utf-8"))["schema"]
+        try:
+            with time_limit(10):
+                dfa = nested_dfa(schema)
+        except (MoonmaskError, CaseTimeout, RecursionError):
+            continue
+        if dfa.nests is None:
+            continue
+        every = np.ones(256, dtype=bool)
+        no_closers = every.copy()
+        no_closers[[ord("]"), ord("}")]] = False
+        for singles in (every, no_closers, rng.random(256) < 0.9, rng.random(256) < 0.99):
+            expected = _unspelled_reference(dfa, singles)
+            found = unspelled_endings(dfa, singles)
+            assert (found is None) == (expected == 0), path.name
+            if found is not None:
+                assert found.startswith(f"the vocabulary spells no fewest-bytes ending of {expected} states")
+                named += 1
+            compared += 1
+    assert compared >= 40 and named >= 10, (compared, named)

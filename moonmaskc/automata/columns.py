@@ -1,18 +1,33 @@
 """A transition table's distinct columns: the byte classes of a table built column by column.
 
 Takes: an int32 ``[states, columns]`` table. Hands on: ``distinct_columns``, the table with each
-distinct column once and, per old column, its new one.
+distinct column once and, per old column, its new one. With the native core, the columns are
+numbered by ``minimize.pyx``'s ``column_classes`` (a digest per column in one row-major pass,
+columns compared in full where digests agree: no transposed copy); without it, by their bytes.
+Both number the distinct columns in order of first appearance.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from moonmaskc.automata.native import native
+
 
 def distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``table``'s distinct columns in order of first appearance, and the new column of each old
-    one (columns compared by their bytes: a lexicographic sort of columns is far slower). With the
-    old columns numbered by their smallest byte, so are the new ones."""
+    one. With the old columns numbered by their smallest byte, so are the new ones."""
+    table = np.ascontiguousarray(table, dtype=np.int32)
+    module = native("minimize")
+    if module is not None and table.shape[0] > 0 and table.shape[1] > 0:
+        column_of = module.column_classes(table).astype(np.int64)
+        _, kept = np.unique(column_of, return_index=True)  # classes are numbered as first seen
+        return np.ascontiguousarray(table[:, kept]), column_of
+    return _pure_distinct_columns(table)
+
+
+def _pure_distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``distinct_columns`` by each column's bytes (a lexicographic sort of columns is far slower)."""
     by_column = np.ascontiguousarray(table.T)
     seen: dict[bytes, int] = {}
     kept: list[int] = []
