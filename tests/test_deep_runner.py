@@ -1,11 +1,15 @@
 """The deep runner (``moonmaskc.frontends.deep.run_deep``): results, exceptions, depth, reuse of its
-worker threads, and a forked child that finds none of its parent's workers."""
+worker threads, a forked child that finds none of its parent's workers, and a signal that reaches a
+waiting caller."""
 
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -131,3 +135,28 @@ def test_a_short_regex_compiles_inline_and_a_deeply_nested_one_still_compiles() 
         assert calls == [1]
     finally:
         deep._Worker.hand = original  # type: ignore[method-assign]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a lock wait sees signals on POSIX only")
+def test_a_signal_reaches_the_caller_while_the_worker_runs() -> None:
+    """The caller waits on a plain lock: a signal's handler runs in its thread at once, and what it
+    raises ends the wait (Ctrl-C during a long compile), while the worker finishes its job."""
+
+    class Stop(Exception):
+        pass
+
+    def stop(signum: int, frame: object) -> None:
+        raise Stop
+
+    previous = signal.signal(signal.SIGUSR1, stop)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGUSR1))
+    started = time.perf_counter()
+    try:
+        timer.start()
+        with pytest.raises(Stop):
+            run_deep(lambda: time.sleep(1.5), Limits())
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+    assert time.perf_counter() - started < 1.0
+    assert run_deep(lambda: 42, Limits()) == 42
