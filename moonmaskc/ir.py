@@ -247,11 +247,17 @@ def plus(node: Node) -> Node:
     return repeat(node, 1, None)
 
 
-def fold(node: Node, combine: Callable[[Node, list[Any]], Any]) -> Any:
+def fold(
+    node: Node,
+    combine: Callable[[Node, list[Any]], Any],
+    known: Callable[[Node], Any] | None = None,
+) -> Any:
     """``combine(node, values of its children)`` bottom-up over ``node``, iteratively (no recursion
     limit however deep the tree) and once per distinct subtree object (shared subtrees are folded
     once: the values are memoised by identity while the walk holds the root). Leaves (byte sets,
-    automata) are combined as soon as their parent is reached, never pushed on the work list."""
+    automata) are combined as soon as their parent is reached, never pushed on the work list.
+    ``known(node)``, when given, is asked before a composite node's children are walked: a value
+    other than None is taken as the node's, and its subtree is not walked."""
     done: dict[int, Any] = {}
     work: list[tuple[Node, bool]] = [(node, False)]
     while work:
@@ -270,6 +276,11 @@ def fold(node: Node, combine: Callable[[Node, list[Any]], Any]) -> Any:
         if expanded:
             done[key] = combine(current, [done[id(child)] for child in children])
             continue
+        if known is not None:
+            value = known(current)
+            if value is not None:
+                done[key] = value
+                continue
         work.append((current, True))
         for child in reversed(children):
             child_key = id(child)
@@ -420,20 +431,49 @@ def _is_atom(text_: str, node: Node) -> bool:
     return isinstance(node, (ByteSet, Automaton)) or (isinstance(node, Seq) and len(node.items) == 0)
 
 
+PRINT_MEMO_SIZES = (32, 4096)
+"""Subtrees of these sizes (nodes, shared ones counted each time) keep their printed text per
+process (``to_regex``): the constants every schema holds (a JSON string's character, its escapes
+spelled out) print once, not once a compile. Bounded both ways: smaller ones print faster than a
+lookup pays back, bigger ones are rarely met twice and their texts are long."""
+PRINT_MEMO_ENTRIES = 1024
+_PRINTED: dict[tuple[Node, tuple[tuple[int, str], ...]], str] = {}
+
+
 def to_regex(node: Node, byte_names: dict[int, str] | None = None) -> str:
     """Print ``node`` as a regex over bytes (non-ASCII bytes as ``\\xNN``). Iterative: a tree
     nested however deep prints without reaching Python's recursion limit. ``byte_names``: single
     bytes printed as the given text instead (the markers of counted regions)."""
-    if not byte_names:
-        return str(fold(node, _print_step))
-    names = {1 << byte: name for byte, name in byte_names.items()}
+    names = {1 << byte: name for byte, name in (byte_names or {}).items()}
+    names_key = tuple(sorted((byte_names or {}).items()))
+    smallest, largest = PRINT_MEMO_SIZES
+
+    def known(item: Node) -> str | None:
+        size = item._size  # type: ignore[union-attr]
+        return _PRINTED.get((item, names_key)) if smallest <= size <= largest else None
+
+    with_automata: set[int] = set()  # subtrees holding an automaton: never kept (nor their DFAs)
 
     def step(item: Node, parts: list[str]) -> str:
-        if isinstance(item, ByteSet) and item.mask in names:
-            return names[item.mask]
-        return _print_step(item, parts)
+        kind = type(item)
+        if kind is ByteSet:
+            if names and item.mask in names:  # type: ignore[union-attr]
+                return names[item.mask]  # type: ignore[union-attr]
+            return _print_step(item, parts)
+        if kind is Automaton:
+            with_automata.add(id(item))
+            return _print_step(item, parts)
+        text_ = _print_step(item, parts)
+        children = item.items if kind is not Repeat else (item.item,)  # type: ignore[union-attr]
+        if with_automata and any(id(child) in with_automata for child in children):
+            with_automata.add(id(item))
+        elif smallest <= item._size <= largest:  # type: ignore[union-attr]
+            if len(_PRINTED) >= PRINT_MEMO_ENTRIES:
+                _PRINTED.clear()
+            _PRINTED[(item, names_key)] = text_
+        return text_
 
-    return str(fold(node, step))
+    return str(fold(node, step, known))
 
 
 def _print_step(node: Node, parts: list[str]) -> str:

@@ -425,3 +425,36 @@ def test_embedded_automaton_with_classes_out_of_byte_order_compiles_the_same() -
 @given(ir_nodes(), st.integers(0, 40))
 def test_size_exceeds_agrees_with_size(node: ir.Node, limit: int) -> None:
     assert ir.size_exceeds(node, limit) == (ir.size(node) > limit)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ir_nodes(max_leaves=60))
+def test_printing_with_the_kept_texts_matches_a_fresh_print(node: ir.Node) -> None:
+    """``to_regex`` keeps the texts of subtrees of ``PRINT_MEMO_SIZES`` per process: a print that
+    finds them gives the text a fresh print gives, with marker names or without."""
+    bigger = ir.seq(node, ir.text("x"), ir.star(node), ir.alt(node, ir.text("yz")))
+    names = {ord("a"): "(?#marker)"}
+    ir._PRINTED.clear()
+    fresh = ir.to_regex(bigger), ir.to_regex(bigger, names)
+    again = ir.to_regex(bigger), ir.to_regex(bigger, names)
+    assert again == fresh
+    ir._PRINTED.clear()
+    assert (ir.to_regex(bigger, names), ir.to_regex(bigger)) == (fresh[1], fresh[0])
+
+
+def test_printing_keeps_no_text_of_a_subtree_that_holds_an_automaton() -> None:
+    """An automaton leaf is not kept alive by the texts ``to_regex`` keeps."""
+    string = canonical_string_body()
+    leaf = ir.Automaton(compile_ir(ir.text("ab")), "letters")
+    ir._PRINTED.clear()
+    printed = ir.to_regex(ir.seq(string, leaf, string))
+    assert f"(?#letters: {leaf.dfa.num_states} states)" in printed
+    assert ir._PRINTED, "the string's subtrees are kept"
+    assert all("letters" not in text for text in ir._PRINTED.values())
+    assert ir.to_regex(ir.seq(string, leaf, string)) == printed
+
+
+def canonical_string_body() -> ir.Node:
+    from moonmaskc.frontends.schema import canonical
+
+    return canonical.STRING_BODY
