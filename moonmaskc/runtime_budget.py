@@ -8,7 +8,8 @@ Takes: a token table's next states (a ``moonmaskc.next_table.NextTable``, or a d
   end the text validly: 1 in an accepting state (eos), else 1 + the least value among the states
   one non-eos token leads to; -1 where no token sequence ends validly (the vocabulary cannot spell
   any ending), 0 for the dead state 0. A reverse breadth-first search over the distinct edges of
-  the class graph (the table's entries, a few million at a time), vectorised with numpy.
+  the class graph: in C when the native core is built (``token_walk.fewest_steps``), else
+  vectorised with numpy (the table's entries a few million at a time); the same values.
 - ``BudgetRule``: the budget rule over one table. With ``tokens_left`` tokens still allowed
   (the one being chosen and eos included), a non-eos token is allowed when its next state ``n``
   can still end in time, ``fewest[n] + 1 <= tokens_left``; eos is allowed in an accepting state
@@ -22,16 +23,19 @@ Invariant that makes a budget a guarantee: if ``fewest[state] <= tokens_left`` t
 allowed (one on a shortest ending), and after any allowed token the next state again fits in
 ``tokens_left - 1``; so decoding that only takes allowed tokens ends with eos within the budget.
 
-Only numpy and the standard library are imported (and ``moonmaskc.errors``, ``moonmaskc.next_table``).
+Only numpy and the standard library are imported (and ``moonmaskc.errors``, ``moonmaskc.next_table``,
+``moonmaskc.automata.native``, which finds the native core with the standard library alone).
 """
 
 from __future__ import annotations
 
 import sys
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from moonmaskc.automata.native import native
 from moonmaskc.errors import RuntimeInputError
 from moonmaskc.next_table import NextTable
 
@@ -121,8 +125,39 @@ def fewest_tokens_to_eos(
     token_class = np.asarray(token_class)
     accepting = np.asarray(accepting, dtype=bool)
     _check_inputs(table, token_class, accepting, eos_id)
+    usable = usable_classes(table.num_classes, token_class, eos_id)
+    module = native("token_walk")
+    if module is not None:
+        return _native_steps(module, table, usable, accepting)
+    return _numpy_steps(table, usable, accepting)
+
+
+def _native_steps(
+    module: ModuleType, table: NextTable, usable: np.ndarray, accepting: np.ndarray
+) -> np.ndarray:
+    """``fewest_tokens_to_eos`` in C (``token_walk.fewest_steps``, which checks every index)."""
+    targets = table.next_states
+    if targets.dtype not in (np.uint16, np.int32):
+        targets = targets.astype(np.int32)
+    status, steps = module.fewest_steps(
+        np.ascontiguousarray(table.next_offsets, dtype=np.int64),
+        np.ascontiguousarray(targets),
+        np.ascontiguousarray(table.state_row, dtype=np.int32),
+        np.ascontiguousarray(table.row_class_offsets, dtype=np.int64),
+        np.ascontiguousarray(table.row_classes, dtype=np.int32),
+        usable.view(np.uint8),
+        np.ascontiguousarray(accepting).view(np.uint8),
+    )
+    if status != module.OK:
+        raise ValueError("the next-state table is malformed (rejected by the native core)")
+    return np.asarray(steps)
+
+
+def _numpy_steps(table: NextTable, usable: np.ndarray, accepting: np.ndarray) -> np.ndarray:
+    """``fewest_tokens_to_eos`` with numpy: the distinct edges a few million at a time, then a
+    breadth-first search a level at a time."""
     states = table.num_states
-    sources, targets = _distinct_edges(table, usable_classes(table.num_classes, token_class, eos_id))
+    sources, targets = _distinct_edges(table, usable)
     # Reverse adjacency (CSR): the predecessors of state t are preds[starts[t]:starts[t + 1]].
     preds = sources[np.argsort(targets, kind="stable")]
     starts = np.zeros(states + 1, dtype=np.int64)

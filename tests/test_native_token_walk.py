@@ -673,3 +673,106 @@ def test_the_node_of_every_token_is_read_off_the_trie() -> None:
             spelled = bytes([int(trie.node_byte[node])]) + spelled
             node = int(trie.node_parent[node])
         assert spelled == data
+
+
+# -- fewest tokens to eos ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@pytest.mark.parametrize("schema", SCHEMAS, ids=lambda path: path.stem)
+def test_fewest_steps_are_the_same_on_both_paths(
+    walk: ModuleType, monkeypatch: pytest.MonkeyPatch, tokenizer: str, schema: Path
+) -> None:
+    """``runtime_budget.fewest_tokens_to_eos`` in C (``fewest_steps``) and with numpy."""
+    from moonmaskc.runtime_budget import fewest_tokens_to_eos
+
+    vocabulary, trie = real_vocabulary(tokenizer)
+    table = build_token_table(schema_dfa(schema), vocabulary, trie=trie)
+    accepting = table.accepting()
+    native_steps, pure_steps = both_paths(
+        monkeypatch,
+        lambda: fewest_tokens_to_eos(table.next_table, table.token_class, accepting, vocabulary.eos_id),
+    )
+    assert native_steps.dtype == pure_steps.dtype == np.int32
+    assert np.array_equal(native_steps, pure_steps)
+    assert native_steps[0] == 0 and (native_steps[1:] > 0).any()
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 12), st.integers(0, 2**32 - 1))
+def test_fewest_steps_on_random_tables_match_numpy(states: int, classes: int, seed: int) -> None:
+    """Random dense tables (duplicate targets, self loops, unreachable states, a wide or a narrow
+    dtype): the same steps on both paths."""
+    module = native_walk()
+    if module is None:
+        pytest.skip(NOT_BUILT)
+    from moonmaskc.runtime_budget import _numpy_steps, usable_classes
+
+    rng = np.random.default_rng(seed)
+    dense = rng.integers(0, states, size=(states, classes)).astype(np.int32)
+    dense[rng.random((states, classes)) < 0.4] = 0
+    dense[0] = 0
+    table = NextTable.from_dense(dense.astype(np.uint16 if seed % 2 else np.int32))
+    accepting = rng.random(states) < 0.2
+    token_class = rng.integers(0, classes, size=classes + 3)
+    eos_id = int(rng.integers(0, len(token_class)))
+    usable = usable_classes(classes, token_class, eos_id)
+    status, steps = module.fewest_steps(
+        table.next_offsets,
+        np.ascontiguousarray(table.next_states),
+        table.state_row.astype(np.int32),
+        table.row_class_offsets,
+        table.row_classes.astype(np.int32),
+        usable.view(np.uint8),
+        accepting.view(np.uint8),
+    )
+    assert status == module.OK
+    assert steps.tolist() == _numpy_steps(table, usable, accepting).tolist()
+
+
+def test_fewest_steps_reject_a_malformed_table(walk: ModuleType) -> None:
+    """Out-of-range offsets, rows, classes or states are ``BAD_INPUT`` (no crash), and the Python
+    side turns that into an error."""
+    from moonmaskc.runtime_budget import fewest_tokens_to_eos
+
+    table = NextTable.from_dense(np.array([[0, 0], [2, 1], [1, 0]], dtype=np.int32))
+    good = [
+        table.next_offsets,
+        np.ascontiguousarray(table.next_states.astype(np.int32)),
+        table.state_row.astype(np.int32),
+        table.row_class_offsets,
+        table.row_classes.astype(np.int32),
+        np.array([1, 1], dtype=np.uint8),
+        np.array([0, 0, 1], dtype=np.uint8),
+    ]
+    status, steps = walk.fewest_steps(*good)
+    assert status == walk.OK and steps.tolist() == [0, 2, 1]
+
+    def bad(position: int, index: int, value: int) -> list[np.ndarray]:
+        arrays = [np.array(array, copy=True) for array in good]
+        arrays[position][index] = value
+        return arrays
+
+    only_itself = [*good[:5], np.array([0, 1], dtype=np.uint8), good[6]]
+    assert walk.fewest_steps(*only_itself)[1].tolist() == [0, -1, 1]  # state 1's usable class loops
+    for arrays in (
+        bad(1, 0, 7),  # a next state past the states
+        bad(1, 0, -1),
+        bad(2, 1, 9),  # a row past the rows
+        bad(4, 0, 5),  # a class past the classes
+        bad(3, 1, 99),  # a row's classes past the row classes
+        bad(0, 1, 5),  # offsets that do not grow
+        [*good[:6], np.array([0, 1], dtype=np.uint8)],  # one flag short
+    ):
+        status, steps = walk.fewest_steps(*arrays)
+        assert status == walk.BAD_INPUT and steps is None
+    broken = NextTable(
+        table.state_row,
+        table.row_class_offsets,
+        table.row_classes,
+        table.next_offsets,
+        np.array([9, 1], dtype=np.int32),
+        2,
+    )
+    with pytest.raises(ValueError):
+        fewest_tokens_to_eos(broken, np.array([0, 1]), np.array([False, False, True]), 0)

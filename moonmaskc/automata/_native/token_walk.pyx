@@ -65,12 +65,21 @@ extra_row, on_level, dense_pairs)``
   classes). Status ``BAD_INPUT`` (``columns`` ``None``) for a target outside ``[0, states)``, or
   past 16 bits when ``narrow``.
 
+``fewest_steps(next_offsets, next_states, state_row, row_class_offsets, row_classes, usable, accepting)``
+  Takes: a compact next-state table (``moonmaskc.next_table``), the classes that may move the
+  text on (uint8[classes], 0 or 1) and the accepting states (uint8[states]).
+  Hands on: ``(status, steps)``, ``steps`` int32[states]: what
+  ``moonmaskc.runtime_budget.fewest_tokens_to_eos`` computes with numpy (1 at an accepting state,
+  else 1 + the least over the states one usable class leads to; -1 where none, 0 for the dead
+  state), by a breadth-first search over the distinct reverse edges. Status ``BAD_INPUT``
+  (``steps`` ``None``) for an offset, row, class or state out of range.
+
 All release the GIL while they work. No negative indexing anywhere (the checked build turns
 bounds and wraparound checks on).
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
@@ -1381,3 +1390,129 @@ cdef uint32_t _tiles(
             c0 = c_end
         s0 = s_end
     return outside
+
+
+# ---------------------------------------------------------------------------------------------
+# The fewest tokens from each state to a valid end: a reverse breadth-first search.
+
+
+def fewest_steps(
+    const int64_t[::1] next_offsets not None,
+    const state_t[::1] next_states not None,
+    const int32_t[::1] state_row not None,
+    const int64_t[::1] row_class_offsets not None,
+    const int32_t[::1] row_classes not None,
+    const uint8_t[::1] usable not None,
+    const uint8_t[::1] accepting not None,
+):
+    """See ``moonmaskc.runtime_budget.fewest_tokens_to_eos``: ``(status, steps)``, ``steps``
+    int32[states] (-1 where no ending, 0 for the dead state 0, 1 where ``accepting``), from the
+    compact next-state table and the classes that may move the text on (``usable``, 0 or 1).
+    Every index is checked before use: status ``BAD_INPUT`` (``steps`` ``None``) for arrays that
+    break the table's contract."""
+    cdef int64_t states = state_row.shape[0]
+    cdef int64_t rows = row_class_offsets.shape[0] - 1
+    cdef int64_t classes = usable.shape[0]
+    cdef int64_t entries = next_states.shape[0]
+    cdef int64_t s, e, t, row, low, high, first, c, head, tail, q, count
+    cdef int status = _OK
+    cdef int64_t* starts = NULL  # reverse adjacency (CSR): the predecessors of t, distinct
+    cdef int32_t* preds = NULL
+    cdef int64_t* stamp = NULL  # the last source that gave t an edge (distinct edges per source)
+    cdef int32_t* queue = NULL
+    if (
+        states < 1
+        or next_offsets.shape[0] != states + 1
+        or accepting.shape[0] != states
+        or rows < 0
+        or next_offsets[0] != 0
+        or next_offsets[states] != entries
+    ):
+        return _BAD_INPUT, None
+    steps = np.full(states, -1, dtype=np.int32)
+    cdef int32_t[::1] out = steps
+    try:
+        with nogil:
+            starts = <int64_t*>calloc(<size_t>(states + 1), sizeof(int64_t))
+            stamp = <int64_t*>malloc(<size_t>states * sizeof(int64_t))
+            queue = <int32_t*>malloc(<size_t>states * sizeof(int32_t))
+            if starts == NULL or stamp == NULL or queue == NULL:
+                status = _NO_MEMORY
+            if status == _OK:
+                for s in range(states):
+                    stamp[s] = -1
+                # Count the distinct predecessors of each target, checking every index on the way.
+                for s in range(states):
+                    row = state_row[s]
+                    low = next_offsets[s]
+                    high = next_offsets[s + 1]
+                    if row < 0 or row >= rows or low > high or high > entries:
+                        status = _BAD_INPUT
+                        break
+                    first = row_class_offsets[row]
+                    if first < 0 or row_class_offsets[row + 1] - first != high - low or (
+                        row_class_offsets[row + 1] > row_classes.shape[0]
+                    ):
+                        status = _BAD_INPUT
+                        break
+                    for e in range(low, high):
+                        t = next_states[e]
+                        c = row_classes[first + e - low]
+                        if t < 0 or t >= states or c < 0 or c >= classes:
+                            status = _BAD_INPUT
+                            break
+                        if usable[c] and t != s and stamp[t] != s:
+                            stamp[t] = s
+                            starts[t + 1] += 1
+                    if status != _OK:
+                        break
+            if status == _OK:
+                for t in range(states):
+                    starts[t + 1] += starts[t]
+                preds = <int32_t*>malloc(<size_t>(starts[states] + 1) * sizeof(int32_t))
+                if preds == NULL:
+                    status = _NO_MEMORY
+            if status == _OK:
+                for s in range(states):
+                    stamp[s] = -1
+                for s in range(states):
+                    row = state_row[s]
+                    low = next_offsets[s]
+                    high = next_offsets[s + 1]
+                    first = row_class_offsets[row]
+                    for e in range(low, high):
+                        t = next_states[e]
+                        c = row_classes[first + e - low]
+                        if usable[c] and t != s and stamp[t] != s:
+                            stamp[t] = s
+                            preds[starts[t]] = <int32_t>s  # starts[t] walks up to t's end
+                            starts[t] += 1
+                # starts[t] now holds t's end: its start is the previous target's end.
+                head = 0
+                tail = 0
+                for s in range(1, states):
+                    if accepting[s]:
+                        out[s] = 1
+                        queue[tail] = <int32_t>s
+                        tail += 1
+                while head < tail:
+                    t = queue[head]
+                    head += 1
+                    low = starts[t - 1] if t > 0 else 0
+                    for e in range(low, starts[t]):
+                        q = preds[e]
+                        if q != 0 and out[q] < 0:
+                            out[q] = out[t] + 1
+                            queue[tail] = <int32_t>q
+                            tail += 1
+                out[0] = 0
+        if status == _NO_MEMORY:
+            raise MemoryError("token walk: no memory for the fewest steps to eos")
+        if status != _OK:
+            return status, None
+        return _OK, steps
+    finally:
+        free(starts)
+        free(preds)
+        free(stamp)
+        free(queue)
