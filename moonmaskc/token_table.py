@@ -422,18 +422,26 @@ def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
     token_class = table.token_class.astype(np.intp)
     # quiet[r, c]: class c holds a token that starts no character from role r
     quiet = np.stack([np.bincount(token_class, weights=row == 0, minlength=classes) > 0 for row in counts])
-    for state in np.nonzero(regions.region >= 0)[0].tolist():
-        needed = int(steps[state])
-        if needed <= 0:
-            continue
-        following = table.next_table.dense_row(state)  # per class, 0 where not allowed
-        ending = (following != 0) & (steps[following] == needed - 1)
-        if not np.any(ending & quiet[int(regions.role[state])]):
-            index = int(regions.region[state])
-            raise CountedRegionError(
-                f"no fewest-token ending from counted state {state} starts without a character",
-                frozenset({(int(regions.low[index]), int(regions.high[index]))}),
-            )
+    # Every entry (class, next state) of the region states that still need tokens, at once.
+    states = np.nonzero((regions.region >= 0) & (steps > 0))[0]
+    next_table = table.next_table
+    low = next_table.next_offsets[states]
+    sizes = next_table.next_offsets[states + 1] - low
+    owner = np.repeat(np.arange(len(states)), sizes)
+    entry = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    following = next_table.next_states[np.repeat(low, sizes) + entry]
+    row_start = next_table.row_class_offsets[next_table.state_row[states]]
+    entry_class = next_table.row_classes[np.repeat(row_start, sizes) + entry]
+    ending = (steps[following] == steps[states][owner] - 1) & quiet[regions.role[states][owner], entry_class]
+    served = np.zeros(len(states), dtype=bool)
+    served[owner[ending]] = True
+    if not served.all():
+        state = int(states[np.argmin(served)])
+        index = int(regions.region[state])
+        raise CountedRegionError(
+            f"no fewest-token ending from counted state {state} starts without a character",
+            frozenset({(int(regions.low[index]), int(regions.high[index]))}),
+        )
     return counts
 
 

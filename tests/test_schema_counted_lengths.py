@@ -295,3 +295,30 @@ def test_a_string_no_counter_can_run_leaves_the_others_counted() -> None:
     assert artifact.match('{"negated":"' + "b" * 301 + '"}').accepted
     assert not artifact.match('{"negated":"' + "b" * 300 + '"}').accepted
     assert artifact.match('{"long":"' + "b" * 32767 + '"}').accepted
+
+
+def test_a_vocabulary_that_closes_a_string_only_after_a_character_writes_the_bound_out() -> None:
+    """Every fewest-token ending from a counted state must start with a token that starts no
+    character (the budgets rest on it): with `a"` the only token that holds a closing quote, none
+    does, so the compile writes the bound out and says which state; with `"` a token of its own
+    the counter runs."""
+    from moonmaskc.vocabulary import Vocabulary
+
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 500}},
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+    singles = [bytes([b]) for b in range(256) if b != ord('"')]
+    late_quote = Vocabulary.from_tokens([b"", *singles, b'a"', b'{"', b'":'], eos_id=0)
+    written = compile_source("schema", schema, make_options(tokenizer=late_quote))
+    assert written.dfa.regions is None
+    note = written.metadata["notes"]["length_counters"]
+    assert note.startswith("not used: no fewest-token ending from counted state ")
+    assert note.endswith(" starts without a character")
+    document = '{"name":"' + "x" * 500 + '"}'
+    assert written.match(document).accepted and not written.match(document[:-2] + 'x"}').accepted
+    own_quote = Vocabulary.from_tokens([b"", *singles, b'"'], eos_id=0)
+    counted = compile_source("schema", schema, make_options(tokenizer=own_quote))
+    assert counted.dfa.regions is not None and counted.token_table is not None
