@@ -18,7 +18,7 @@ from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.excluded import without_words
 from moonmaskc.automata.nested import NEST_CALL
-from moonmaskc.automata.product import is_empty, union
+from moonmaskc.automata.product import disjoint, is_empty, union
 from moonmaskc.frontends.schema import canonical
 from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.frontends.schema.property_keys import key_regions
@@ -53,6 +53,10 @@ class Automata:
         self._regions: dict[tuple[int, ...], tuple[KeyRegions, tuple[DFA, ...]]] = {}
         # Number nodes by their keywords (values and their types): see ``types.numbers``.
         self.numbers: dict[tuple[Any, ...], ir.Node] = {}
+        # A ``pattern`` (or ``patternProperties`` key) parsed once per walk: a definition reached
+        # through many references repeats its patterns (69 parses of 23 patterns in one schema).
+        self.patterns: dict[str, ir.Node] = {}
+        self._disjoint: dict[tuple[int, int], tuple[bool, DFA, DFA]] = {}
 
     def dfa(self, node: ir.Node) -> DFA:
         """The minimal DFA of ``node``, compiled once per walk (nodes cache their hash)."""
@@ -81,6 +85,15 @@ class Automata:
         found = self._derived.get(key)
         if found is None:
             found = self._derived[key] = (ir.Automaton(build(), label), inputs)  # inputs kept alive
+        return found[0]
+
+    def disjoint(self, first: DFA, second: DFA) -> bool:
+        """``product.disjoint``, once per pair of automata a walk meets (the pair kept alive with
+        the answer): a ``oneOf`` reached through many references asks again of the same DFAs."""
+        key = (id(first), id(second)) if id(first) <= id(second) else (id(second), id(first))
+        found = self._disjoint.get(key)
+        if found is None:
+            found = self._disjoint[key] = (disjoint(first, second, self.limits), first, second)
         return found[0]
 
     def other_keys(self, keys: list[str]) -> ir.Automaton:

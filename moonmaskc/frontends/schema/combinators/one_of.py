@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from moonmaskc import ir
 from moonmaskc.automata.counted import CountedRegionError
-from moonmaskc.automata.product import disjoint, intersect, product
+from moonmaskc.automata.product import intersect, product
 from moonmaskc.errors import LimitError, MoonmaskError, UnsupportedError
 from moonmaskc.frontends.schema.automata import union_all
 from moonmaskc.frontends.schema.combinators.all_of import flatten, parent_schema, with_base
@@ -110,7 +110,7 @@ def exactly_one(
     # branches whose DFAs do not intersect share no value there: their union is exact.
     branch_dfas = [automata.dfa(n) for n in nodes]
     if all(
-        (i, j) in proven or disjoint(branch_dfas[i], branch_dfas[j], walk.limits)
+        (i, j) in proven or automata.disjoint(branch_dfas[i], branch_dfas[j])
         for i, j in itertools.combinations(range(len(nodes)), 2)
     ):
         if not flags.depth_cut:
@@ -149,7 +149,7 @@ def proven_disjoint(walk: SchemaWalk, a: Any, b: Any, where: str) -> bool:
                 if flags.ordered or flags.ref_cut or flags.depth_cut:
                     return False
                 languages.append(walk.automata.dfa(node))
-            return disjoint(languages[0], languages[1], walk.limits)
+            return walk.automata.disjoint(languages[0], languages[1])
     except CountedRegionError:
         raise  # the compile starts again without length counters
     except MoonmaskError:

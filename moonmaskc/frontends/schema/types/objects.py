@@ -24,7 +24,7 @@ from moonmaskc.frontends.schema.combinators.all_of import all_of, every_schema
 from moonmaskc.frontends.schema.property_keys import matching_patterns
 from moonmaskc.frontends.schema.sequences import Member, ordered_members
 from moonmaskc.frontends.schema.typed import ObjectKeywords, Subschema
-from moonmaskc.frontends.schema.types.strings import pattern_node
+from moonmaskc.frontends.schema.types.strings import walk_pattern_node
 
 if TYPE_CHECKING:
     from moonmaskc.frontends.schema.compiler import SchemaWalk
@@ -117,7 +117,7 @@ def property_patterns(walk: SchemaWalk, keywords: ObjectKeywords) -> list[Proper
 def pattern_keys(walk: SchemaWalk, pattern: Any, where: str) -> DFA | None:
     """The quoted canonical keys that ``pattern`` matches (None: refused under lenient)."""
     automata, limits = walk.automata, walk.limits
-    node = walk.ctx.attempt("patternProperties", where, lambda: pattern_node(pattern, limits))
+    node = walk.ctx.attempt("patternProperties", where, lambda: walk_pattern_node(walk, pattern))
     if node is None:
         return None
     any_key, matches = quoted_string_dfa(limits), automata.dfa(canonical.quoted(node))

@@ -55,7 +55,7 @@ def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
     if keywords.pattern is not None:
         pattern = keywords.pattern
         node = walk.ctx.attempt(
-            "pattern", pointer_child(where, "pattern"), lambda: pattern_node(pattern, walk.limits)
+            "pattern", pointer_child(where, "pattern"), lambda: walk_pattern_node(walk, pattern)
         )
         if node is not None:
             pattern_where = pointer_child(where, "pattern")
@@ -161,6 +161,16 @@ def length_fits(walk: SchemaWalk, keyword: str, length: int, where: str) -> bool
         f"{limits.max_states} (raise it with --max-states)"
     )
     return False
+
+
+def walk_pattern_node(walk: SchemaWalk, pattern: Any) -> ir.Node:
+    """``pattern_node``, parsed once per walk for each pattern text (the walk's ``automata``)."""
+    if not isinstance(pattern, str):
+        return pattern_node(pattern, walk.limits)  # the error, at each place it stands
+    found = walk.automata.patterns.get(pattern)
+    if found is None:
+        found = walk.automata.patterns[pattern] = pattern_node(pattern, walk.limits)
+    return found
 
 
 def pattern_node(pattern: Any, limits: Limits) -> ir.Node:

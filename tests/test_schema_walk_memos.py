@@ -1,0 +1,85 @@
+"""What one schema walk keeps (``frontends.schema.automata.Automata``): each ``pattern`` text parsed
+once, each pair of branch automata proven disjoint once, however many references reach them; the
+language is the one ``jsonschema`` decides, and a pattern that cannot be compiled is still refused
+(strict) or warned about (lenient) when a second reference reaches it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+import moonmaskc
+from moonmaskc.automata import product
+from moonmaskc.frontends.regex import parser
+from moonmaskc.frontends.schema import automata as walk_automata
+
+TYPE_NAME = {
+    "oneOf": [
+        {"type": "string", "pattern": "^u?int(8|16|32|64)?(\\[[0-9]*\\])*$"},
+        {"type": "string", "pattern": "^address(\\[[0-9]*\\])*$"},
+        {"type": "string", "pattern": "^bool(\\[[0-9]*\\])*$"},
+    ]
+}
+SCHEMA: dict[str, Any] = {
+    # Branches told apart by their DFAs only: each proof walks both branches again, and with
+    # them the type names' patterns and their own oneOf.
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {kind: {"$ref": "#/$defs/type"}, "name": {"type": "string"}},
+            "required": [kind],
+            "additionalProperties": False,
+        }
+        for kind in ("input", "output", "event")
+    ],
+    "$defs": {"type": TYPE_NAME},
+}
+
+
+def test_patterns_parse_once_and_branches_are_proven_disjoint_once_per_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed: list[str] = []
+    proofs: list[frozenset[int]] = []
+    original_parse, original_disjoint = parser.parse_search, product.disjoint
+
+    def counted_parse(pattern: str, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(pattern)
+        return original_parse(pattern, *args, **kwargs)
+
+    def counted_disjoint(first: Any, second: Any, *args: Any, **kwargs: Any) -> bool:
+        proofs.append(frozenset((id(first), id(second))))
+        return original_disjoint(first, second, *args, **kwargs)
+
+    monkeypatch.setattr(parser, "parse_search", counted_parse)
+    monkeypatch.setattr("moonmaskc.frontends.regex.parse_search", counted_parse)
+    monkeypatch.setattr(walk_automata, "disjoint", counted_disjoint)
+    artifact = moonmaskc.compile_schema(SCHEMA, tokenizer=None)
+    assert sorted(parsed) == sorted(branch["pattern"] for branch in TYPE_NAME["oneOf"])
+    assert proofs and len(set(proofs)) == len(proofs)  # each pair of automata proven once
+    validator = Draft202012Validator(SCHEMA)
+    for document in (
+        '{"input":"uint8","name":"x"}',
+        '{"output":"address[]"}',
+        '{"event":"bool[2][]"}',
+        '{"input":"uint7"}',
+        '{"input":"int","output":"bool"}',
+        '{"name":"bool"}',
+    ):
+        assert artifact.match(document).accepted == validator.is_valid(json.loads(document)), document
+
+
+def test_a_refused_pattern_reached_twice_is_refused_and_warned_about() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/bad"}, "b": {"$ref": "#/$defs/bad"}},
+        "$defs": {"bad": {"type": "string", "pattern": "(?<=a)b"}},
+    }
+    with pytest.raises(moonmaskc.MoonmaskError):
+        moonmaskc.compile_schema(schema, tokenizer=None)
+    lenient = moonmaskc.compile_schema(schema, tokenizer=None, lenient=True)
+    warned = [warning for warning in lenient.metadata["warnings"] if "pattern" in warning]
+    assert warned, lenient.metadata["warnings"]
