@@ -31,7 +31,7 @@ from moonmaskc.frontends.gbnf.tree import (
     Sequence,
     references,
 )
-from moonmaskc.frontends.grammar_files import grammar_text
+from moonmaskc.frontends.lark_parsers import lalr_parser
 
 MAX_CODE_POINT = 0x10FFFF
 _SIMPLE_ESCAPES = {"t": 0x09, "r": 0x0D, "n": 0x0A, "\\": 0x5C, '"': 0x22, "[": 0x5B, "]": 0x5D}
@@ -63,9 +63,8 @@ class _NewlinePostlexer:
 
 @cache
 def _parser() -> Lark:
-    return Lark(
-        grammar_text("gbnf.lark"),
-        parser="lalr",
+    return lalr_parser(
+        "gbnf.lark",
         lexer="contextual",
         postlex=_NewlinePostlexer(),
         propagate_positions=True,

@@ -18,7 +18,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters
 from lark.lexer import Lexer
 
-from moonmaskc.frontends.grammar_files import grammar_text
+from moonmaskc.frontends.lark_parsers import lalr_parser
 
 
 class RegexLexer(Lexer):
@@ -57,9 +57,8 @@ def regex_parser() -> Lark:
     # Imported here, not at the top: the builder's callbacks use this module's terminal patterns.
     from moonmaskc.frontends.regex.builder import IRBuilder
 
-    return Lark(
-        grammar_text("regex.lark"),
-        parser="lalr",
+    return lalr_parser(
+        "regex.lark",
         lexer=RegexLexer,
         transformer=IRBuilder(),
         keep_all_tokens=True,
