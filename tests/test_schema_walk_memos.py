@@ -1,7 +1,8 @@
 """What one schema walk keeps (``frontends.schema.automata.Automata``): each ``pattern`` text parsed
 once, each pair of branch automata proven disjoint once, however many references reach them; the
 language is the one ``jsonschema`` decides, and a pattern that cannot be compiled is still refused
-(strict) or warned about (lenient) when a second reference reaches it."""
+(strict) or warned about (lenient) when a second reference reaches it. Beside them, what a process
+keeps of ``canonical.escape_node`` (a pattern's ``.*`` escaped once)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,19 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 import moonmaskc
+from moonmaskc import ir
 from moonmaskc.automata import product
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.frontends import utf8
 from moonmaskc.frontends.regex import parser
 from moonmaskc.frontends.schema import automata as walk_automata
+from moonmaskc.frontends.schema import canonical
+from tests.test_automata import ir_nodes
 
 TYPE_NAME = {
     "oneOf": [
@@ -83,3 +91,39 @@ def test_a_refused_pattern_reached_twice_is_refused_and_warned_about() -> None:
     lenient = moonmaskc.compile_schema(schema, tokenizer=None, lenient=True)
     warned = [warning for warning in lenient.metadata["warnings"] if "pattern" in warning]
     assert warned, lenient.metadata["warnings"]
+
+
+def _escaped_reference(node: ir.Node) -> ir.Node:
+    """``canonical.escape_node`` as it reads without its memos."""
+    if isinstance(node, ir.ByteSet):
+        if not node.mask & canonical.ESCAPED_MASK:
+            return node
+        return canonical._escape_byteset(node.mask)
+    if isinstance(node, ir.Seq):
+        return ir.seq(*(_escaped_reference(item) for item in node.items))
+    if isinstance(node, ir.Alt):
+        return ir.alt(*(_escaped_reference(item) for item in node.items))
+    assert isinstance(node, ir.Repeat)
+    return ir.repeat(_escaped_reference(node.item), node.min, node.max)
+
+
+ESCAPABLE = [ir.text('"'), ir.text("\\"), ir.byte_set(ir.mask_of(b'\n"x')), utf8.any_char()]
+
+
+@settings(max_examples=150, deadline=None)
+@given(ir_nodes(more_leaves=st.sampled_from(ESCAPABLE), max_leaves=12))
+def test_escaping_with_the_memos_matches_a_plain_escape(node: ir.Node) -> None:
+    """Shared subtrees escaped once a call and big ones once a process give the escape a plain
+    walk gives, on the first call and when the memos answer."""
+    canonical._ESCAPED.clear()
+    expected = _escaped_reference(ir.seq(node, ir.star(node)))
+    assert canonical.escape_node(ir.seq(node, ir.star(node))) == expected
+    assert canonical.escape_node(ir.seq(node, ir.star(node))) == expected
+
+
+def test_an_escaped_automaton_is_not_kept() -> None:
+    leaf = ir.Automaton(compile_ir(ir.text('a"')), "quoted")
+    canonical._ESCAPED.clear()
+    escaped = canonical.escape_node(ir.seq(utf8.any_char(), leaf, ir.star(utf8.any_char())))
+    assert "quoted, escaped" in ir.to_regex(escaped)
+    assert all(not canonical._holds_automaton(value) for value in canonical._ESCAPED.values())

@@ -92,18 +92,50 @@ def _escape_byteset(mask: int) -> ir.Node:
     return ir.alt(kept, *escaped)
 
 
+ESCAPED_MEMO_SIZE = 16
+"""Subtrees of at least this many nodes keep their escaped form per process (``escape_node``): a
+pattern searched anywhere holds ``.*`` on both sides, the same any-character subtree every time."""
+ESCAPED_MEMO_ENTRIES = 256
+_ESCAPED: dict[ir.Node, ir.Node] = {}
+
+
 def escape_node(node: ir.Node) -> ir.Node:
-    """The language of ``node`` (decoded string content, UTF-8) with every character escaped."""
+    """The language of ``node`` (decoded string content, UTF-8) with every character escaped.
+    Shared subtrees are escaped once a call; big ones without an automaton once a process."""
+    return _escaped(node, {})
+
+
+def _escaped(node: ir.Node, seen: dict[int, ir.Node]) -> ir.Node:
     if isinstance(node, ir.ByteSet):
         return node if not node.mask & ESCAPED_MASK else _escape_byteset(node.mask)
+    if isinstance(node, ir.Automaton):
+        return ir.Automaton(escaped_dfa(node.dfa), f"{node.label}, escaped")
+    found = seen.get(id(node))
+    if found is not None:
+        return found
+    kept = node._size >= ESCAPED_MEMO_SIZE
+    if kept:
+        found = _ESCAPED.get(node)
+        if found is not None:
+            seen[id(node)] = found
+            return found
     if isinstance(node, ir.Seq):
-        return ir.seq(*(escape_node(item) for item in node.items))
-    if isinstance(node, ir.Alt):
-        return ir.alt(*(escape_node(item) for item in node.items))
-    if isinstance(node, ir.Repeat):
-        return ir.repeat(escape_node(node.item), node.min, node.max)
-    assert isinstance(node, ir.Automaton)
-    return ir.Automaton(escaped_dfa(node.dfa), f"{node.label}, escaped")
+        result = ir.seq(*(_escaped(item, seen) for item in node.items))
+    elif isinstance(node, ir.Alt):
+        result = ir.alt(*(_escaped(item, seen) for item in node.items))
+    else:
+        result = ir.repeat(_escaped(node.item, seen), node.min, node.max)
+    seen[id(node)] = result
+    if kept and not _holds_automaton(result):
+        if len(_ESCAPED) >= ESCAPED_MEMO_ENTRIES:
+            _ESCAPED.clear()
+        _ESCAPED[node] = result
+    return result
+
+
+def _holds_automaton(node: ir.Node) -> bool:
+    """Whether an automaton leaf lies in ``node`` (such a result is never kept: its DFA with it)."""
+    return bool(ir.fold(node, lambda item, parts: isinstance(item, ir.Automaton) or any(parts)))
 
 
 ESCAPED_DFA_MAX_STATES = 50_000
