@@ -22,6 +22,7 @@ import numpy as np
 
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.nested import NEST_OPEN_BYTES, NestRegions, expand_nests
+from moonmaskc.next_table import concatenated_ranges
 from moonmaskc.vocabulary import Vocabulary
 
 PROBE_MARKER = 0xC0
@@ -117,10 +118,8 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
     order = members[np.argsort(sub_class, kind="stable")]  # the vocabulary's ids, by class
     starts = np.concatenate([[0], np.cumsum(np.bincount(sub_class))])
     # Each hit (state, class) stands for the class's members: list them all, then sort.
-    counts = starts[hit_classes + 1] - starts[hit_classes]
-    firsts = np.repeat(starts[hit_classes] - (np.cumsum(counts) - counts), counts)
-    tokens = order[firsts + np.arange(int(counts.sum()))]
-    owners = np.repeat(hit_states, counts)
+    tokens = concatenated_ranges(order, starts, hit_classes)
+    owners = np.repeat(hit_states, starts[hit_classes + 1] - starts[hit_classes])
     ranked = np.argsort(owners * (int(members.max(initial=0)) + 1) + tokens, kind="stable")
     offsets = np.zeros(states + 1, dtype=np.int64)
     offsets[1:] = np.cumsum(np.bincount(owners, minlength=states))

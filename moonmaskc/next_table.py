@@ -42,6 +42,19 @@ def state_dtype(num_states: int) -> type[np.unsignedinteger] | type[np.signedint
     return np.uint16 if num_states <= np.iinfo(np.uint16).max else np.int32
 
 
+def concatenated_ranges(values: np.ndarray, starts: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The concatenation of ``values[starts[k]:starts[k + 1]]`` for every ``k`` in ``keys`` (the
+    ranges of a CSR layout: a state's entries, a row's classes, a class's tokens)."""
+    low = starts[keys]
+    counts = starts[keys + 1] - low
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=values.dtype)
+    offsets = np.cumsum(counts) - counts
+    index = np.repeat(low - offsets, counts) + np.arange(total, dtype=np.int64)
+    return values[index]
+
+
 def rows_of_states(allowed_classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """bool[states, classes] -> the row of each state (rows numbered by their first state, so the
     dead state 0 has row 0) and the first state of each row."""

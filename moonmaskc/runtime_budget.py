@@ -37,7 +37,7 @@ import numpy as np
 
 from moonmaskc.automata.native import native
 from moonmaskc.errors import RuntimeInputError
-from moonmaskc.next_table import NextTable
+from moonmaskc.next_table import NextTable, concatenated_ranges
 
 __all__ = [
     "IMPOSSIBLE",
@@ -168,7 +168,7 @@ def _numpy_steps(table: NextTable, usable: np.ndarray, accepting: np.ndarray) ->
     steps[frontier] = 1
     level = 1
     while frontier.size:
-        found = _ranges(preds, starts, frontier)
+        found = concatenated_ranges(preds, starts, frontier)
         found = found[steps[found] == IMPOSSIBLE]
         if not found.size:
             break
@@ -178,18 +178,6 @@ def _numpy_steps(table: NextTable, usable: np.ndarray, accepting: np.ndarray) ->
         frontier = found
     steps[0] = 0
     return steps
-
-
-def _ranges(values: np.ndarray, starts: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """The concatenation of ``values[starts[k]:starts[k + 1]]`` for every ``k`` in ``keys``."""
-    low = starts[keys]
-    counts = starts[keys + 1] - low
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=values.dtype)
-    offsets = np.cumsum(counts) - counts
-    index = np.repeat(low - offsets, counts) + np.arange(total, dtype=np.int64)
-    return values[index]
 
 
 def verify_eos_steps(

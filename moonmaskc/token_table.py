@@ -48,7 +48,7 @@ from moonmaskc.format import (
     check_region_counts,
     encode_mask_rows,
 )
-from moonmaskc.next_table import NextTable
+from moonmaskc.next_table import NextTable, concatenated_ranges
 from moonmaskc.runtime_budget import fewest_tokens_to_eos, verify_eos_steps
 from moonmaskc.token_classes import DEFAULT_MAX_TABLE_CELLS, token_classes
 from moonmaskc.token_masks import packed_masks
@@ -425,13 +425,11 @@ def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
     # Every entry (class, next state) of the region states that still need tokens, at once.
     states = np.nonzero((regions.region >= 0) & (steps > 0))[0]
     next_table = table.next_table
-    low = next_table.next_offsets[states]
-    sizes = next_table.next_offsets[states + 1] - low
-    owner = np.repeat(np.arange(len(states)), sizes)
-    entry = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    following = next_table.next_states[np.repeat(low, sizes) + entry]
-    row_start = next_table.row_class_offsets[next_table.state_row[states]]
-    entry_class = next_table.row_classes[np.repeat(row_start, sizes) + entry]
+    owner = np.repeat(np.arange(len(states)), np.diff(next_table.next_offsets)[states])
+    following = concatenated_ranges(next_table.next_states, next_table.next_offsets, states)
+    entry_class = concatenated_ranges(
+        next_table.row_classes, next_table.row_class_offsets, next_table.state_row[states]
+    )
     ending = (steps[following] == steps[states][owner] - 1) & quiet[regions.role[states][owner], entry_class]
     served = np.zeros(len(states), dtype=bool)
     served[owner[ending]] = True
