@@ -1396,6 +1396,55 @@ cdef uint32_t _tiles(
 # The fewest tokens from each state to a valid end: a reverse breadth-first search.
 
 
+cdef int _reverse_edges(
+    const int64_t[::1] next_offsets,
+    const state_t[::1] next_states,
+    const int32_t[::1] state_row,
+    const int64_t[::1] row_class_offsets,
+    const int32_t[::1] row_classes,
+    const uint8_t[::1] usable,
+    int64_t* starts,
+    int64_t* stamp,
+    int32_t* preds,
+) noexcept nogil:
+    """Each distinct edge ``s -> t`` of the table over a usable class, self loops left out: with
+    ``preds`` NULL, counted into ``starts[t + 1]`` (zeroed), every index checked (``_BAD_INPUT``);
+    else written at ``preds[starts[t]]``, which moves on (the arrays were checked by the count)."""
+    cdef int64_t states = state_row.shape[0]
+    cdef int64_t rows = row_class_offsets.shape[0] - 1
+    cdef int64_t classes = usable.shape[0]
+    cdef int64_t entries = next_states.shape[0]
+    cdef int64_t s, e, t, c, row, low, high, first
+    for s in range(states):
+        stamp[s] = -1
+    for s in range(states):
+        row = state_row[s]
+        low = next_offsets[s]
+        high = next_offsets[s + 1]
+        if preds == NULL:
+            if row < 0 or row >= rows or low > high or high > entries:
+                return _BAD_INPUT
+            first = row_class_offsets[row]
+            if first < 0 or row_class_offsets[row + 1] - first != high - low or (
+                row_class_offsets[row + 1] > row_classes.shape[0]
+            ):
+                return _BAD_INPUT
+        first = row_class_offsets[row]
+        for e in range(low, high):
+            t = next_states[e]
+            c = row_classes[first + e - low]
+            if preds == NULL and (t < 0 or t >= states or c < 0 or c >= classes):
+                return _BAD_INPUT
+            if usable[c] and t != s and stamp[t] != s:
+                stamp[t] = s
+                if preds == NULL:
+                    starts[t + 1] += 1
+                else:
+                    preds[starts[t]] = <int32_t>s
+                    starts[t] += 1
+    return _OK
+
+
 def fewest_steps(
     const int64_t[::1] next_offsets not None,
     const state_t[::1] next_states not None,
@@ -1411,10 +1460,7 @@ def fewest_steps(
     Every index is checked before use: status ``BAD_INPUT`` (``steps`` ``None``) for arrays that
     break the table's contract."""
     cdef int64_t states = state_row.shape[0]
-    cdef int64_t rows = row_class_offsets.shape[0] - 1
-    cdef int64_t classes = usable.shape[0]
-    cdef int64_t entries = next_states.shape[0]
-    cdef int64_t s, e, t, row, low, high, first, c, head, tail, q, count
+    cdef int64_t s, e, t, low, head, tail, q
     cdef int status = _OK
     cdef int64_t* starts = NULL  # reverse adjacency (CSR): the predecessors of t, distinct
     cdef int32_t* preds = NULL
@@ -1424,9 +1470,9 @@ def fewest_steps(
         states < 1
         or next_offsets.shape[0] != states + 1
         or accepting.shape[0] != states
-        or rows < 0
+        or row_class_offsets.shape[0] < 1
         or next_offsets[0] != 0
-        or next_offsets[states] != entries
+        or next_offsets[states] != next_states.shape[0]
     ):
         return _BAD_INPUT, None
     steps = np.full(states, -1, dtype=np.int32)
@@ -1438,34 +1484,11 @@ def fewest_steps(
             queue = <int32_t*>malloc(<size_t>states * sizeof(int32_t))
             if starts == NULL or stamp == NULL or queue == NULL:
                 status = _NO_MEMORY
-            if status == _OK:
-                for s in range(states):
-                    stamp[s] = -1
-                # Count the distinct predecessors of each target, checking every index on the way.
-                for s in range(states):
-                    row = state_row[s]
-                    low = next_offsets[s]
-                    high = next_offsets[s + 1]
-                    if row < 0 or row >= rows or low > high or high > entries:
-                        status = _BAD_INPUT
-                        break
-                    first = row_class_offsets[row]
-                    if first < 0 or row_class_offsets[row + 1] - first != high - low or (
-                        row_class_offsets[row + 1] > row_classes.shape[0]
-                    ):
-                        status = _BAD_INPUT
-                        break
-                    for e in range(low, high):
-                        t = next_states[e]
-                        c = row_classes[first + e - low]
-                        if t < 0 or t >= states or c < 0 or c >= classes:
-                            status = _BAD_INPUT
-                            break
-                        if usable[c] and t != s and stamp[t] != s:
-                            stamp[t] = s
-                            starts[t + 1] += 1
-                    if status != _OK:
-                        break
+            if status == _OK:  # count each target's distinct predecessors, checking every index
+                status = _reverse_edges(
+                    next_offsets, next_states, state_row, row_class_offsets, row_classes, usable,
+                    starts, stamp, NULL,
+                )
             if status == _OK:
                 for t in range(states):
                     starts[t + 1] += starts[t]
@@ -1473,20 +1496,10 @@ def fewest_steps(
                 if preds == NULL:
                     status = _NO_MEMORY
             if status == _OK:
-                for s in range(states):
-                    stamp[s] = -1
-                for s in range(states):
-                    row = state_row[s]
-                    low = next_offsets[s]
-                    high = next_offsets[s + 1]
-                    first = row_class_offsets[row]
-                    for e in range(low, high):
-                        t = next_states[e]
-                        c = row_classes[first + e - low]
-                        if usable[c] and t != s and stamp[t] != s:
-                            stamp[t] = s
-                            preds[starts[t]] = <int32_t>s  # starts[t] walks up to t's end
-                            starts[t] += 1
+                _reverse_edges(
+                    next_offsets, next_states, state_row, row_class_offsets, row_classes, usable,
+                    starts, stamp, preds,
+                )
                 # starts[t] now holds t's end: its start is the previous target's end.
                 head = 0
                 tail = 0
