@@ -50,10 +50,12 @@ class Seq:
     items: tuple[Node, ...]
     _hash: int = field(init=False, repr=False, compare=False)
     _size: int = field(init=False, repr=False, compare=False)
+    _automata: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash(("seq", self.items)))
         object.__setattr__(self, "_size", _size_of_items(self.items))
+        object.__setattr__(self, "_automata", _items_hold_automata(self.items))
 
     def __hash__(self) -> int:
         return self._hash
@@ -67,10 +69,12 @@ class Alt:
     items: tuple[Node, ...]
     _hash: int = field(init=False, repr=False, compare=False)
     _size: int = field(init=False, repr=False, compare=False)
+    _automata: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash(("alt", self.items)))
         object.__setattr__(self, "_size", _size_of_items(self.items))
+        object.__setattr__(self, "_automata", _items_hold_automata(self.items))
 
     def __hash__(self) -> int:
         return self._hash
@@ -86,10 +90,12 @@ class Repeat:
     max: int | None
     _hash: int = field(init=False, repr=False, compare=False)
     _size: int = field(init=False, repr=False, compare=False)
+    _automata: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash(("repeat", self.item, self.min, self.max)))
         object.__setattr__(self, "_size", _size_of_items((self.item,)))
+        object.__setattr__(self, "_automata", _items_hold_automata((self.item,)))
 
     def __hash__(self) -> int:
         return self._hash
@@ -120,6 +126,21 @@ def _size_of_items(items: tuple[Node, ...]) -> int:
         kind = type(item)
         total += item._size if kind is Seq or kind is Alt or kind is Repeat else 1  # type: ignore[union-attr]
     return total if total < SIZE_CAP else SIZE_CAP
+
+
+def _items_hold_automata(items: tuple[Node, ...]) -> bool:
+    """Whether an ``Automaton`` leaf lies among the items or in them (composite nodes cache theirs)."""
+    for item in items:
+        kind = type(item)
+        if kind is Automaton or ((kind is Seq or kind is Alt or kind is Repeat) and item._automata):  # type: ignore[union-attr]
+            return True
+    return False
+
+
+def holds_automaton(node: Node) -> bool:
+    """Whether an ``Automaton`` leaf lies in ``node`` (read off the node: no walk)."""
+    kind = type(node)
+    return kind is Automaton or ((kind is Seq or kind is Alt or kind is Repeat) and node._automata)  # type: ignore[union-attr]
 
 
 NOTHING = ByteSet(0)
@@ -452,25 +473,17 @@ def to_regex(node: Node, byte_names: dict[int, str] | None = None) -> str:
         size = item._size  # type: ignore[union-attr]
         return _PRINTED.get((item, names_key)) if smallest <= size <= largest else None
 
-    with_automata: set[int] = set()  # subtrees holding an automaton: never kept (nor their DFAs)
-
     def step(item: Node, parts: list[str]) -> str:
         kind = type(item)
-        if kind is ByteSet:
-            if names and item.mask in names:  # type: ignore[union-attr]
-                return names[item.mask]  # type: ignore[union-attr]
-            return _print_step(item, parts)
-        if kind is Automaton:
-            with_automata.add(id(item))
-            return _print_step(item, parts)
+        if kind is ByteSet and names and item.mask in names:  # type: ignore[union-attr]
+            return names[item.mask]  # type: ignore[union-attr]
         text_ = _print_step(item, parts)
-        children = item.items if kind is not Repeat else (item.item,)  # type: ignore[union-attr]
-        if with_automata and any(id(child) in with_automata for child in children):
-            with_automata.add(id(item))
-        elif smallest <= item._size <= largest:  # type: ignore[union-attr]
-            if len(_PRINTED) >= PRINT_MEMO_ENTRIES:
-                _PRINTED.clear()
-            _PRINTED[(item, names_key)] = text_
+        # A subtree that holds an automaton is never kept (nor its DFA with it).
+        if kind is not ByteSet and kind is not Automaton and not item._automata:  # type: ignore[union-attr]
+            if smallest <= item._size <= largest:  # type: ignore[union-attr]
+                if len(_PRINTED) >= PRINT_MEMO_ENTRIES:
+                    _PRINTED.clear()
+                _PRINTED[(item, names_key)] = text_
         return text_
 
     return str(fold(node, step, known))

@@ -458,3 +458,12 @@ def canonical_string_body() -> ir.Node:
     from moonmaskc.frontends.schema import canonical
 
     return canonical.STRING_BODY
+
+
+@settings(max_examples=150, deadline=None)
+@given(ir_nodes(more_leaves=st.just(ir.Automaton(compile_ir(ir.text("ab")), "ab")), max_leaves=10))
+def test_holds_automaton_is_read_off_the_node(node: ir.Node) -> None:
+    """``ir.holds_automaton`` (cached at construction) against a walk of the whole tree."""
+    walked = bool(ir.fold(node, lambda item, parts: isinstance(item, ir.Automaton) or any(parts)))
+    assert ir.holds_automaton(node) == walked
+    assert ir.holds_automaton(ir.seq(ir.text("x"), node)) == walked

@@ -113,7 +113,8 @@ def _escaped(node: ir.Node, seen: dict[int, ir.Node]) -> ir.Node:
     found = seen.get(id(node))
     if found is not None:
         return found
-    kept = node._size >= ESCAPED_MEMO_SIZE
+    # The escape of a subtree holds an automaton when the subtree does: such a one is never kept.
+    kept = node._size >= ESCAPED_MEMO_SIZE and not ir.holds_automaton(node)
     if kept:
         found = _ESCAPED.get(node)
         if found is not None:
@@ -126,16 +127,11 @@ def _escaped(node: ir.Node, seen: dict[int, ir.Node]) -> ir.Node:
     else:
         result = ir.repeat(_escaped(node.item, seen), node.min, node.max)
     seen[id(node)] = result
-    if kept and not _holds_automaton(result):
+    if kept:
         if len(_ESCAPED) >= ESCAPED_MEMO_ENTRIES:
             _ESCAPED.clear()
         _ESCAPED[node] = result
     return result
-
-
-def _holds_automaton(node: ir.Node) -> bool:
-    """Whether an automaton leaf lies in ``node`` (such a result is never kept: its DFA with it)."""
-    return bool(ir.fold(node, lambda item, parts: isinstance(item, ir.Automaton) or any(parts)))
 
 
 ESCAPED_DFA_MAX_STATES = 50_000
