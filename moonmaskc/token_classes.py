@@ -50,6 +50,9 @@ DENSE_PAIR_KEYS = 1 << 24
 FINGERPRINT_SEED = 20261129
 DEAD_MAP = 0
 IDENTITY_MAP = 1
+LOOP_GROUP_BYTES = 10
+MAX_LOOP_GROUPS = 64
+MIN_GROUPED_STATES = 640
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,6 +203,43 @@ def _is_int(array: np.ndarray) -> bool:
     return bool(np.issubdtype(array.dtype, np.integer))
 
 
+def loop_groups(
+    transitions: np.ndarray, home: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The *loop groups* the native composition keeps implicit, from each state's ``home``
+    (``token_walk.home_states``): ``(group_of, group_home, group_loops)``, int32[states] (the
+    group of each state, -1 outside every group), int32[states] (its home) and uint8[groups,
+    classes] (1 where the byte class leads every home of the group back to itself).
+
+    A home (the inside of a string: at least ``LOOP_GROUP_BYTES`` bytes lead back to it) keeps most
+    of the trie alive, and so does a state that most of its home's looping bytes lead home (a
+    string's first character, a key being spelled): every prefix of looping bytes sends it home,
+    and each distinct prefix's map would list it. Homes with the same looping classes, and the states whose
+    home they are, form a group; a map that sends most of a group home holds that as one bit and
+    lists only the others. At most ``MAX_LOOP_GROUPS`` groups (the largest); None when fewer than
+    ``MIN_GROUPED_STATES`` states would be grouped, where the plain composition costs less."""
+    homes = np.flatnonzero(home == np.arange(len(home)))
+    if np.count_nonzero(home >= 0) < max(MIN_GROUPED_STATES, 1):
+        return None
+    loops = transitions[homes] == homes[:, None]
+    packed = np.packbits(loops, axis=1)
+    keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
+    _, first, kind_of_home = np.unique(keys, return_index=True, return_inverse=True)
+    kinds = loops[first]
+    kind_of_state = np.full(len(home), -1, dtype=np.int64)
+    kind_of_state[homes] = kind_of_home.reshape(-1)
+    members = np.flatnonzero(home >= 0)
+    member_kind = kind_of_state[home[members]]
+    sizes = np.bincount(member_kind, minlength=len(kinds))
+    kept = np.argsort(-sizes, kind="stable")[:MAX_LOOP_GROUPS]
+    group_of_kind = np.full(len(kinds), -1, dtype=np.int32)
+    group_of_kind[kept] = np.arange(len(kept), dtype=np.int32)
+    group_of = np.full(len(home), -1, dtype=np.int32)
+    group_of[members] = group_of_kind[member_kind]
+    group_home = np.where(group_of >= 0, home, -1).astype(np.int32)
+    return group_of, group_home, np.ascontiguousarray(kinds[kept], dtype=np.uint8)
+
+
 def _native_maps(
     module: ModuleType,
     dfa: DFA,
@@ -212,11 +252,16 @@ def _native_maps(
     eos map, the number of maps and ``next_table(map_ids)``, the compact table whose class ``j``
     is map ``map_ids[j]`` (written by the native core from the sparse maps)."""
     narrow = state_dtype(dfa.num_states) == np.uint16
-    columns_status, columns = module.state_columns(
-        np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow
-    )
+    table = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
+    columns_status, columns = module.state_columns(table, narrow)
     if columns_status != module.OK:
         raise MalformedArraysError("a DFA transition outside its states (rejected by the native core)")
+    byte_class = np.ascontiguousarray(dfa.byte_class, dtype=np.int32)
+    home_status, home = module.home_states(table, byte_class, LOOP_GROUP_BYTES)
+    if home_status != module.OK:
+        raise MalformedArraysError("a byte class outside the DFA's columns (rejected by the native core)")
+    groups = loop_groups(table, home)
+    group_of, group_home, group_loops = groups if groups is not None else (None, None, None)
     status, count, node_map, maps, eos_map = module.compose_over_trie(
         columns,
         np.ascontiguousarray(trie.node_parent, dtype=np.int32),
@@ -226,6 +271,9 @@ def _native_maps(
         min(max(int(max_cells), 0), np.iinfo(np.int64).max),
         eos_row,
         on_level,
+        group_of=group_of,
+        group_home=group_home,
+        group_loops=group_loops,
     )
     if status == module.LIMIT:
         raise _too_many_cells(dfa.num_states, count, max_cells)

@@ -2,7 +2,7 @@
 """Native token walk: state maps composed over a vocabulary trie, and packed token masks.
 
 ``compose_over_trie(columns, node_parent, node_byte, byte_class, level_offsets, max_cells,
-extra_row, on_level, dense_pairs)``
+extra_row, on_level, dense_pairs, group_of, group_home, group_loops)``
   Takes: ``columns`` (uint16 or int32 [byte classes, states]: ``columns[c, s]`` is the DFA's
   transition from ``s`` on byte class ``c``, state 0 dead), the trie's ``node_parent`` (int32[N],
   root -1, every other node's parent in the level above it), ``node_byte`` (uint8[N]), ``byte_class``
@@ -26,6 +26,19 @@ extra_row, on_level, dense_pairs)``
   composing, hashing and comparing a map costs its parent's support, not every state; a composed
   map is found among the stored ones by its hash, then compared in full (support and targets). Map
   ids follow the order of composition (the token classes do not depend on it).
+  Optionally *loop groups* (all three or none): ``group_of`` (int32[states], each state's group,
+  -1 outside every group, state 0 outside), ``group_home`` (int32[states], each grouped state's
+  home: a state of its group that is its own home) and ``group_loops`` (uint8[groups, classes],
+  1 to 64 groups, each with a state: the classes that keep every home of the group in place; from
+  ``home_states`` through ``moonmaskc.token_classes.loop_groups``). A map then holds "the states
+  of this group that it does not list go home" as one bit, set exactly when at least half of them
+  do (see "Loop groups" below), so that the inside of a string, which keeps most of the trie
+  alive, costs a bit instead of an entry per string in every map. The maps, their ids and the
+  compact table are the same as without groups.
+
+``StateMaps.stored(map_id)``
+  The stored form of one map, ``(support, targets, implicit)``: its listed states, their targets
+  and the bits of its implicit groups (see "Loop groups"); None for an id outside the store.
 
 ``StateMaps.compact_table(map_ids, block_bytes)``
   Takes: ``map_ids`` (int64[k], every id below ``count``; map ``map_ids[j]`` is class ``j``) and
@@ -65,6 +78,16 @@ extra_row, on_level, dense_pairs)``
   classes). Status ``BAD_INPUT`` (``columns`` ``None``) for a target outside ``[0, states)``, or
   past 16 bits when ``narrow``.
 
+``home_states(table, byte_class, least)``
+  Takes: a DFA's transitions ``table`` (int32[states, classes], at most 256 classes), its
+  ``byte_class`` (int32[256]) and a number of bytes. Hands on: ``(status, home)``, ``home``
+  int32[states]: a state that at least ``least`` bytes lead back to itself is its own home (the
+  inside of a string); another state's home is a home that at least three quarters of the
+  bytes that keep it in place lead to from the state (the one the most lead to, the smallest on
+  a tie: a string's first character, a key being spelled); -1 elsewhere (state 0 included). What
+  picks ``compose_over_trie``'s loop groups. Status ``BAD_INPUT`` (``home`` ``None``) for a byte
+  class outside the table's columns.
+
 ``fewest_steps(next_offsets, next_states, state_row, row_class_offsets, row_classes, usable, accepting)``
   Takes: a compact next-state table (``moonmaskc.next_table``), the classes that may move the
   text on (uint8[classes], 0 or 1) and the accepting states (uint8[states]).
@@ -93,6 +116,16 @@ cdef extern from *:
     #endif
     """
     void _prefetch "MOONMASKC_PREFETCH"(const void* address) noexcept nogil
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define MOONMASKC_LOWEST_BIT(x) __builtin_ctzll(x)
+    #else
+    static int MOONMASKC_LOWEST_BIT(unsigned long long x) { int i = 0; while (!((x >> i) & 1)) i++; return i; }
+    #endif
+    """
+    int _lowest_bit "MOONMASKC_LOWEST_BIT"(uint64_t x) noexcept nogil
 
 cdef extern from *:
     """
@@ -210,6 +243,13 @@ cdef struct MapStore:
     int64_t max_cells
     int32_t* slots  # map ids, -1 where empty
     uint64_t slot_mask
+    # Loop groups (see "Loop groups" below): bit ``g`` of ``implicit[map]`` set when the map sends
+    # the states of group ``g`` that it does not list to their homes.
+    uint64_t* implicit  # [capacity]
+    int64_t group_count
+    int64_t* member_start  # [group_count + 1]
+    int32_t* members  # each group's states, ascending, group after group
+    int32_t* home  # [states]: the home of each state of a group (see "Loop groups")
 
 
 cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
@@ -241,12 +281,14 @@ cdef int _store_init(
     store.slots = <int32_t*>malloc(4 * _FIRST_CAPACITY * sizeof(int32_t))
     store.slot_mask = 4 * _FIRST_CAPACITY - 1
     store.support_start = <int64_t*>malloc((_FIRST_CAPACITY + 1) * sizeof(int64_t))
+    store.implicit = <uint64_t*>malloc(_FIRST_CAPACITY * sizeof(uint64_t))
     if (
         store.support == NULL
         or store.targets == NULL
         or store.hashes == NULL
         or store.slots == NULL
         or store.support_start == NULL
+        or store.implicit == NULL
     ):
         return _NO_MEMORY
     memset(store.slots, 0xFF, 4 * _FIRST_CAPACITY * sizeof(int32_t))
@@ -260,6 +302,10 @@ cdef void _store_free(MapStore* store) noexcept nogil:
     free(store.support_start)
     free(store.hashes)
     free(store.slots)
+    free(store.implicit)
+    free(store.member_start)
+    free(store.members)
+    free(store.home)
     _store_clear(store)
 
 
@@ -271,12 +317,14 @@ cdef void _slot_insert(MapStore* store, int32_t map_id) noexcept nogil:
 
 
 cdef int _store_append(
-    MapStore* store, const int32_t* support, const char* targets, int64_t size, uint64_t h
+    MapStore* store, const int32_t* support, const char* targets, int64_t size, uint64_t h,
+    uint64_t implicit,
 ) noexcept nogil:
-    """Append the map alive on ``support`` (``size`` states, ascending) with ``targets`` there (hash
-    ``h``) unconditionally: its id, ``_OVER_LIMIT`` or ``_NO_MEMORY``."""
+    """Append the map alive on ``support`` (``size`` states, ascending) with ``targets`` there and
+    the groups ``implicit`` (hash ``h``) unconditionally: its id, ``_OVER_LIMIT`` or ``_NO_MEMORY``."""
     cdef int64_t capacity, grown, i, used
     cdef uint64_t* hashes
+    cdef uint64_t* implicit_bits
     cdef int32_t* slots
     cdef int32_t* grown_support
     cdef char* grown_targets
@@ -295,6 +343,10 @@ cdef int _store_append(
         if starts == NULL:
             return _NO_MEMORY
         store.support_start = starts
+        implicit_bits = <uint64_t*>realloc(store.implicit, <size_t>capacity * sizeof(uint64_t))
+        if implicit_bits == NULL:
+            return _NO_MEMORY
+        store.implicit = implicit_bits
         store.capacity = capacity
     used = store.support_start[store.count]
     if used + size > store.entry_capacity:
@@ -324,24 +376,26 @@ cdef int _store_append(
     memcpy(store.targets + used * store.target_size, targets, <size_t>(size * store.target_size))
     store.support_start[store.count + 1] = used + size
     store.hashes[store.count] = h
+    store.implicit[store.count] = implicit
     _slot_insert(store, <int32_t>store.count)
     store.count += 1
     return <int>(store.count - 1)
 
 
 cdef int _store_find_or_append(
-    MapStore* store, const int32_t* support, const char* targets, int64_t size, uint64_t h
+    MapStore* store, const int32_t* support, const char* targets, int64_t size, uint64_t h,
+    uint64_t implicit,
 ) noexcept nogil:
-    """The id of the stored map equal to the given one (same support, same targets), appending it
-    when there is none."""
+    """The id of the stored map equal to the given one (same support, same targets, same implicit
+    groups), appending it when there is none."""
     cdef uint64_t i = h & store.slot_mask
     cdef int32_t candidate
     cdef int64_t first
     while True:
         candidate = store.slots[i]
         if candidate < 0:
-            return _store_append(store, support, targets, size, h)
-        if store.hashes[candidate] == h:
+            return _store_append(store, support, targets, size, h, implicit)
+        if store.hashes[candidate] == h and store.implicit[candidate] == implicit:
             first = store.support_start[candidate]
             if (
                 store.support_start[candidate + 1] - first == size
@@ -420,6 +474,359 @@ cdef uint64_t _compose(
         kept += target != 0
     out_size[0] = kept
     return _mix(h)
+
+
+# Loop groups: the states a string's inside leads to, kept implicit in the maps.
+#
+# A group's *homes* are states that every byte of the group's looping classes leads back to
+# themselves (the inside of a string); its other states are *lead-ins*, each with its home (the
+# state most of its bytes lead to: the first character of a string, a key being spelled). A map
+# with the group's bit set sends each of the group's states to its home unless the map lists it
+# (an *override*, whose target may be 0); without the bit it lists the states it keeps alive, as
+# any other. The bit is set exactly when at least half of the group's states go home, so that
+# equal maps are stored alike. A looping class keeps every home in place: it keeps the bit, and
+# composes only the overrides.
+
+
+cdef struct Grouping:
+    const int32_t* group_of  # [states]: the group of each state, -1 outside every group
+    const uint64_t* stay  # [classes]: the groups whose homes every byte of the class keeps in place
+    int64_t* count  # [groups], zero between compositions: states of the group that a map sends home
+    int32_t* touched  # [groups]: the groups counted in ``count``
+    int64_t* stamp  # [states]: ``epoch`` where ``value`` holds the composed target of a state
+    int32_t* value  # [states]
+    int64_t epoch
+    int32_t* spare_support  # [states], and the next: where merges write
+    char* spare_targets
+
+
+cdef int _grouping_init(
+    MapStore* store,
+    Grouping* grouping,
+    const int32_t* group_of,
+    const int32_t* group_home,
+    const uint8_t* group_loops,
+    int64_t group_count,
+    int64_t num_classes,
+    int64_t target_size,
+) noexcept nogil:
+    """The store's groups (``member_start``, ``members``, ``home``) and the composition's
+    ``grouping`` (``stay`` per byte class and the scratch arrays) from checked ``group_of``,
+    ``group_home`` and ``group_loops``: 0 or ``_NO_MEMORY``."""
+    cdef int64_t s, g, c
+    cdef int64_t num_states = store.num_states
+    cdef uint64_t* stay
+    grouping.group_of = group_of
+    stay = <uint64_t*>calloc(<size_t>num_classes, sizeof(uint64_t))
+    grouping.stay = stay
+    grouping.count = <int64_t*>calloc(<size_t>group_count, sizeof(int64_t))
+    grouping.touched = <int32_t*>malloc(<size_t>group_count * sizeof(int32_t))
+    grouping.stamp = <int64_t*>calloc(<size_t>num_states, sizeof(int64_t))
+    grouping.value = <int32_t*>malloc(<size_t>num_states * sizeof(int32_t))
+    grouping.epoch = 0
+    grouping.spare_support = <int32_t*>malloc(<size_t>num_states * sizeof(int32_t))
+    grouping.spare_targets = <char*>malloc(<size_t>(num_states * target_size))
+    store.member_start = <int64_t*>calloc(<size_t>(group_count + 1), sizeof(int64_t))
+    store.members = <int32_t*>malloc(<size_t>num_states * sizeof(int32_t))
+    store.home = <int32_t*>malloc(<size_t>num_states * sizeof(int32_t))
+    if (
+        stay == NULL
+        or grouping.count == NULL
+        or grouping.touched == NULL
+        or grouping.stamp == NULL
+        or grouping.value == NULL
+        or grouping.spare_support == NULL
+        or grouping.spare_targets == NULL
+        or store.member_start == NULL
+        or store.members == NULL
+        or store.home == NULL
+    ):
+        return _NO_MEMORY
+    store.group_count = group_count
+    memcpy(store.home, group_home, <size_t>num_states * sizeof(int32_t))
+    for g in range(group_count):
+        for c in range(num_classes):
+            if group_loops[g * num_classes + c]:
+                stay[c] |= (<uint64_t>1) << g
+    for s in range(num_states):
+        if group_of[s] >= 0:
+            store.member_start[group_of[s] + 1] += 1
+    for g in range(group_count):
+        store.member_start[g + 1] += store.member_start[g]
+    for s in range(num_states):  # (members ascending: a counting sort by group)
+        g = group_of[s]
+        if g >= 0:
+            store.members[store.member_start[g]] = <int32_t>s
+            store.member_start[g] += 1
+    for g in range(group_count, 0, -1):
+        store.member_start[g] = store.member_start[g - 1]
+    store.member_start[0] = 0
+    return 0
+
+
+cdef void _grouping_free(Grouping* grouping) noexcept nogil:
+    free(<void*>grouping.stay)
+    free(grouping.count)
+    free(grouping.touched)
+    free(grouping.stamp)
+    free(grouping.value)
+    free(grouping.spare_support)
+    free(grouping.spare_targets)
+    memset(grouping, 0, sizeof(Grouping))
+
+
+cdef inline uint64_t _grouped_sum(
+    const int32_t* support, const state_t* targets, int64_t size, const uint64_t* weights
+) noexcept nogil:
+    """The sum that a map's hash in a store with groups mixes: ``(target + 1) x weight`` over
+    its entries (an override to 0 counts too)."""
+    cdef uint64_t h = 0
+    cdef int64_t j
+    if weights != NULL:
+        for j in range(size):
+            h += (<uint64_t>targets[j] + 1) * weights[support[j]]
+    else:
+        for j in range(size):
+            h += (<uint64_t>targets[j] + 1) * _weight(support[j])
+    return h
+
+
+cdef inline uint64_t _grouped_hash(uint64_t total, uint64_t implicit) noexcept nogil:
+    return _mix(total + implicit * <uint64_t>0xD6E8FEB86659FD93)
+
+
+cdef int64_t _merge_group(
+    const MapStore* store,
+    Grouping* grouping,
+    int64_t g,
+    bint spread,
+    const state_t* column,
+    const int32_t* support,
+    const state_t* targets,
+    int64_t size,
+    int32_t* out_support,
+    state_t* out_targets,
+    uint64_t* implicit,
+) noexcept nogil:
+    """Group ``g``'s states merged into the entries ``support`` / ``targets`` (none of them in the
+    group), written to ``out_*``: each state's composed target is ``value`` where stamped, else
+    ``column[home]`` when the parent sent it home (``spread``), else 0. Sets the group's bit in
+    ``implicit`` when at least half of them go home (listing the others, 0 included), else lists
+    those alive. Gives the merged size."""
+    cdef int64_t member, member_end, at = 0, merged = 0, home_count = 0, epoch = grouping.epoch
+    cdef int32_t p
+    cdef state_t target
+    cdef bint listed
+    member = store.member_start[g]
+    member_end = store.member_start[g + 1]
+    for member in range(store.member_start[g], member_end):
+        p = store.members[member]
+        if grouping.stamp[p] == epoch:
+            target = <state_t>grouping.value[p]
+        elif spread:
+            target = column[store.home[p]]
+        else:
+            target = 0
+        home_count += <int64_t>target == store.home[p]
+    cdef bint goes_home = 2 * home_count >= member_end - store.member_start[g]
+    if goes_home:
+        implicit[0] |= (<uint64_t>1) << g
+    for member in range(store.member_start[g], member_end):
+        p = store.members[member]
+        while at < size and support[at] < p:
+            out_support[merged] = support[at]
+            out_targets[merged] = targets[at]
+            merged += 1
+            at += 1
+        if grouping.stamp[p] == epoch:
+            target = <state_t>grouping.value[p]
+        elif spread:
+            target = column[store.home[p]]
+        else:
+            target = 0
+        if goes_home:
+            listed = <int64_t>target != store.home[p]
+        else:
+            listed = target != 0
+        if listed:
+            out_support[merged] = p
+            out_targets[merged] = target
+            merged += 1
+    while at < size:
+        out_support[merged] = support[at]
+        out_targets[merged] = targets[at]
+        merged += 1
+        at += 1
+    return merged
+
+
+cdef int64_t _compose_grouped(
+    const MapStore* store,
+    Grouping* grouping,
+    const int32_t* support,
+    const state_t* targets,
+    int64_t size,
+    uint64_t parent_implicit,
+    const state_t* column,
+    int64_t byte_cls,
+    const uint64_t* weights,
+    int32_t* out_support,
+    state_t* out_targets,
+    uint64_t* out_implicit,
+    uint64_t* out_hash,
+    bint* in_spare,
+) noexcept nogil:
+    """``_compose`` for a store with groups: the map ``s -> column[map(s)]`` of the map with
+    entries ``support`` / ``targets`` and the groups ``parent_implicit`` (see "Loop groups"
+    above). Gives the size and sets the groups, the hash and ``in_spare`` (the entries are in the
+    grouping's spare arrays, not in ``out_support`` / ``out_targets``). ``weights`` as for
+    ``_compose``."""
+    cdef uint64_t stay = grouping.stay[byte_cls]
+    cdef uint64_t kept_bits = parent_implicit & stay  # still implicit: compose the overrides only
+    cdef uint64_t spread = parent_implicit & ~stay  # every state of these composed, then decided
+    cdef uint64_t listed_home = 0  # groups listed in the parent that now go home in the majority
+    cdef uint64_t implicit, bit
+    cdef int64_t j, kept = 0, touched = 0, merged, home
+    cdef int32_t s, g
+    cdef state_t target
+    cdef uint64_t total = 0
+    cdef const int32_t* homes = store.home
+    cdef bint dropped
+    cdef int32_t* current_support = out_support
+    cdef state_t* current_targets = out_targets
+    cdef int32_t* other_support = grouping.spare_support
+    cdef state_t* other_targets = <state_t*>grouping.spare_targets
+    cdef int32_t* swap_support
+    cdef state_t* swap_targets
+    grouping.epoch += 1
+    cdef int64_t epoch = grouping.epoch
+    for j in range(size):
+        s = support[j]
+        target = column[targets[j]]
+        home = homes[s]
+        if home < 0:  # outside every group: kept when alive (branch-free, as in ``_compose``)
+            current_support[kept] = s
+            current_targets[kept] = target
+            if weights != NULL:
+                total += (<uint64_t>target + 1) * weights[s] * (target != 0)
+            else:
+                total += (<uint64_t>target + 1) * _weight(s) * (target != 0)
+            kept += target != 0
+            continue
+        g = grouping.group_of[s]
+        bit = (<uint64_t>1) << g
+        if kept_bits & bit:
+            if <int64_t>target != home:
+                current_support[kept] = s
+                current_targets[kept] = target
+                total += (<uint64_t>target + 1) * (weights[s] if weights != NULL else _weight(s))
+                kept += 1
+        elif spread & bit:
+            grouping.stamp[s] = epoch
+            grouping.value[s] = <int32_t>target
+        elif target != 0:
+            current_support[kept] = s
+            current_targets[kept] = target
+            total += (<uint64_t>target + 1) * (weights[s] if weights != NULL else _weight(s))
+            kept += 1
+            if <int64_t>target == home:
+                if grouping.count[g] == 0:
+                    grouping.touched[touched] = g
+                    touched += 1
+                grouping.count[g] += 1
+    for j in range(touched):
+        g = grouping.touched[j]
+        if 2 * grouping.count[g] >= store.member_start[g + 1] - store.member_start[g]:
+            listed_home |= (<uint64_t>1) << g
+        grouping.count[g] = 0
+    if listed_home:  # their entries leave the list, to be merged back as the bit says
+        merged = 0
+        for j in range(kept):
+            s = current_support[j]
+            g = grouping.group_of[s]
+            if g >= 0 and (listed_home >> g) & 1:
+                grouping.stamp[s] = epoch
+                grouping.value[s] = <int32_t>current_targets[j]
+                continue
+            current_support[merged] = s
+            current_targets[merged] = current_targets[j]
+            merged += 1
+        kept = merged
+    implicit = kept_bits
+    bit = spread | listed_home
+    dropped = bit != 0  # merged or filtered: the sum above no longer covers the entries
+    while bit:
+        g = _lowest_bit(bit)
+        bit &= bit - 1
+        kept = _merge_group(
+            store, grouping, g, (spread >> g) & 1, column, current_support, current_targets, kept,
+            other_support, other_targets, &implicit,
+        )
+        swap_support = current_support
+        swap_targets = current_targets
+        current_support = other_support
+        current_targets = other_targets
+        other_support = swap_support
+        other_targets = swap_targets
+    if dropped:
+        total = _grouped_sum(current_support, current_targets, kept, weights)
+    out_implicit[0] = implicit
+    out_hash[0] = _grouped_hash(total, implicit)
+    in_spare[0] = current_support != out_support
+    return kept
+
+
+cdef uint64_t _grouped_row(
+    const MapStore* store,
+    Grouping* grouping,
+    const state_t* row,
+    int64_t num_states,
+    const uint64_t* weights,
+    int32_t* out_support,
+    state_t* out_targets,
+    int64_t* out_size,
+    uint64_t* out_implicit,
+) noexcept nogil:
+    """The dense ``row`` as a store with groups keeps it (see "Loop groups" above); its hash."""
+    cdef int64_t s, g, size = 0
+    cdef uint64_t implicit = 0
+    cdef uint64_t groups = (~(<uint64_t>0)) >> (64 - store.group_count)
+    grouping.epoch += 1
+    for s in range(num_states):
+        g = grouping.group_of[s]
+        if g < 0:
+            if row[s] != 0:
+                out_support[size] = <int32_t>s
+                out_targets[size] = row[s]
+                size += 1
+        else:
+            grouping.stamp[s] = grouping.epoch
+            grouping.value[s] = <int32_t>row[s]
+    cdef int32_t* current_support = out_support
+    cdef state_t* current_targets = out_targets
+    cdef int32_t* other_support = grouping.spare_support
+    cdef state_t* other_targets = <state_t*>grouping.spare_targets
+    cdef int32_t* swap_support
+    cdef state_t* swap_targets
+    while groups:
+        g = _lowest_bit(groups)
+        groups &= groups - 1
+        size = _merge_group(
+            store, grouping, g, False, row, current_support, current_targets, size,
+            other_support, other_targets, &implicit,
+        )
+        swap_support = current_support
+        swap_targets = current_targets
+        current_support = other_support
+        current_targets = other_targets
+        other_support = swap_support
+        other_targets = swap_targets
+    if current_support != out_support:
+        memcpy(out_support, current_support, <size_t>size * sizeof(int32_t))
+        memcpy(out_targets, current_targets, <size_t>size * sizeof(state_t))
+    out_size[0] = size
+    out_implicit[0] = implicit
+    return _grouped_hash(_grouped_sum(out_support, out_targets, size, weights), implicit)
 
 
 cdef struct RowStore:
@@ -538,17 +945,38 @@ cdef inline uint64_t _class_list_hash(const int32_t* classes, int64_t size) noex
 
 
 cdef void _count_entries(
-    const MapStore* store, const int64_t* map_ids, int64_t k, int64_t* next_offsets
+    const MapStore* store,
+    const state_t* targets,
+    const int64_t* map_ids,
+    int64_t k,
+    int64_t* next_offsets,
+    int64_t* stamp,
 ) noexcept nogil:
     """``next_offsets`` (zeroed, [states + 1]): where each state's entries start, the entries of
-    state ``s`` being the maps (of ``map_ids``) alive at ``s``."""
+    state ``s`` being the maps (of ``map_ids``) alive at ``s``. ``stamp`` ([states], -1 where
+    unset) marks the states a map lists while its groups are counted."""
     cdef int64_t j, at, end
     cdef int64_t num_states = store.num_states
     cdef const int32_t* support = store.support
+    cdef uint64_t implicit
+    cdef int32_t g, s
     for j in range(k):
         end = store.support_start[map_ids[j] + 1]
-        for at in range(store.support_start[map_ids[j]], end):
-            next_offsets[support[at] + 1] += 1
+        implicit = store.implicit[map_ids[j]]
+        if implicit == 0:
+            for at in range(store.support_start[map_ids[j]], end):
+                next_offsets[support[at] + 1] += 1
+            continue
+        for at in range(store.support_start[map_ids[j]], end):  # (listed: alive unless sent to 0)
+            s = support[at]
+            next_offsets[s + 1] += targets[at] != 0
+            stamp[s] = j
+        while implicit:
+            g = _lowest_bit(implicit)
+            implicit &= implicit - 1
+            for at in range(store.member_start[g], store.member_start[g + 1]):
+                s = store.members[at]
+                next_offsets[s + 1] += stamp[s] != j
     for j in range(num_states):
         next_offsets[j + 1] += next_offsets[j]
 
@@ -565,22 +993,30 @@ cdef int _fill_compact(
     int64_t* fill,
     int32_t* block_classes,
     int64_t block_entries,
+    int64_t* stamp,
 ) noexcept nogil:
     """Write every state's next states (``out_next``, at ``next_offsets``) and its row
     (``state_row``, the rows stored in ``rows``): 0 or ``_NO_MEMORY``. ``cursors`` has room for
-    ``2 k``, ``fill`` for every state, ``block_classes`` for ``block_entries`` (at least ``k``).
+    ``2 k``, ``fill`` for every state, ``block_classes`` for ``block_entries`` (at least ``k``),
+    ``stamp`` for every state (-1 where unset).
 
     The states are taken a block at a time, as many as hold at most ``block_entries`` entries, so
     that the block's part of ``out_next`` and its classes (``block_classes``) stay in cache while
     every map's cursor moves through its part of the block; maps are taken in class order, so each
-    state's classes come out ascending. Then each state of the block finds its row by the hash of
+    state's classes come out ascending. A map's implicit groups give their states in the block
+    that it does not list their homes. Then each state of the block finds its row by the hash of
     its class list (compared in full)."""
     cdef const int32_t* support = store.support
     cdef const state_t* targets = <const state_t*>store.targets
     cdef int64_t* ends = cursors + k
     cdef int64_t num_states = store.num_states
     cdef int64_t j, low, high, at, end, base, position, s, size
-    cdef int32_t row
+    cdef int32_t row, g
+    cdef uint64_t implicit
+    cdef int64_t group_low[64]  # each group's states in the block: group_low[g]:group_high[g]
+    cdef int64_t group_high[64]
+    for g in range(store.group_count):
+        group_high[g] = store.member_start[g]
     for j in range(k):
         cursors[j] = store.support_start[map_ids[j]]
         ends[j] = store.support_start[map_ids[j] + 1]
@@ -592,17 +1028,44 @@ cdef int _fill_compact(
             high += 1
         for s in range(low, high):
             fill[s] = next_offsets[s] - base
+        for g in range(store.group_count):
+            group_low[g] = group_high[g]
+            while group_high[g] < store.member_start[g + 1] and store.members[group_high[g]] < high:
+                group_high[g] += 1
         for j in range(k):
             at = cursors[j]
             end = ends[j]
+            implicit = store.implicit[map_ids[j]]
+            if implicit == 0:
+                while at < end and support[at] < high:
+                    s = support[at]
+                    position = fill[s]
+                    fill[s] = position + 1
+                    out_next[base + position] = targets[at]
+                    block_classes[position] = <int32_t>j
+                    at += 1
+                cursors[j] = at
+                continue
             while at < end and support[at] < high:
                 s = support[at]
-                position = fill[s]
-                fill[s] = position + 1
-                out_next[base + position] = targets[at]
-                block_classes[position] = <int32_t>j
+                stamp[s] = j
+                if targets[at] != 0:
+                    position = fill[s]
+                    fill[s] = position + 1
+                    out_next[base + position] = targets[at]
+                    block_classes[position] = <int32_t>j
                 at += 1
             cursors[j] = at
+            while implicit:
+                g = _lowest_bit(implicit)
+                implicit &= implicit - 1
+                for at in range(group_low[g], group_high[g]):
+                    s = store.members[at]
+                    if stamp[s] != j:
+                        position = fill[s]
+                        fill[s] = position + 1
+                        out_next[base + position] = <state_t>store.home[s]
+                        block_classes[position] = <int32_t>j
         for s in range(low, high):
             position = next_offsets[s] - base
             size = next_offsets[s + 1] - next_offsets[s]
@@ -632,15 +1095,70 @@ cdef class StateMaps:
     def count(self) -> int:
         return self.store.count
 
+    def stored(self, int64_t map_id):
+        """``(support, targets, implicit)`` of a stored map as kept (int32, int64 and the bits of
+        its implicit groups), None for an id outside the store: what the tests check the stored
+        form against."""
+        if map_id < 0 or map_id >= self.store.count:
+            return None
+        first = self.store.support_start[map_id]
+        size = self.store.support_start[map_id + 1] - first
+        support = np.empty(size, dtype=np.int32)
+        targets = np.empty(size, dtype=np.int64)
+        cdef int64_t j
+        for j in range(size):
+            support[j] = self.store.support[first + j]
+            if self.store.target_size == sizeof(uint16_t):
+                targets[j] = (<const uint16_t*>self.store.targets)[first + j]
+            else:
+                targets[j] = (<const int32_t*>self.store.targets)[first + j]
+        return support, targets, int(self.store.implicit[map_id])
+
     def compact_table(self, const int64_t[::1] map_ids, int64_t block_bytes=_TABLE_BLOCK_BYTES):
         """See the module docstring: ``(status, state_row, row_class_offsets, row_classes,
         next_offsets, next_states)``."""
         cdef int64_t k = map_ids.shape[0]
         cdef int64_t num_states = self.store.num_states
-        cdef int64_t j, total, block_entries
-        cdef int status = 0
+        cdef int64_t j
         cdef bint narrow_dtype = self.store.target_size == sizeof(uint16_t)
         cdef const int64_t* ids = NULL
+        cdef int64_t* stamp = NULL
+        for j in range(k):
+            if map_ids[j] < 0 or map_ids[j] >= self.store.count:
+                return _BAD_INPUT, None, None, None, None, None
+        if num_states < 1:
+            return _BAD_INPUT, None, None, None, None, None
+        next_offsets = np.zeros(num_states + 1, dtype=np.int64)
+        cdef int64_t[::1] offsets = next_offsets
+        stamp = <int64_t*>malloc(<size_t>num_states * sizeof(int64_t))
+        if stamp == NULL:
+            raise MemoryError("token walk: no memory for the next-state table")
+        if k:
+            ids = &map_ids[0]
+            with nogil:
+                memset(stamp, 0xFF, <size_t>num_states * sizeof(int64_t))
+                if narrow_dtype:
+                    _count_entries(
+                        &self.store, <const uint16_t*>self.store.targets, ids, k, &offsets[0], stamp
+                    )
+                else:
+                    _count_entries(
+                        &self.store, <const int32_t*>self.store.targets, ids, k, &offsets[0], stamp
+                    )
+                memset(stamp, 0xFF, <size_t>num_states * sizeof(int64_t))
+        try:
+            return self._filled(map_ids, block_bytes, next_offsets, stamp)
+        finally:
+            free(stamp)
+
+    cdef _filled(self, const int64_t[::1] map_ids, int64_t block_bytes, next_offsets, int64_t* stamp):
+        """``compact_table`` once ``next_offsets`` is counted."""
+        cdef int64_t k = map_ids.shape[0]
+        cdef int64_t num_states = self.store.num_states
+        cdef int64_t total, block_entries
+        cdef int status = 0
+        cdef bint narrow_dtype = self.store.target_size == sizeof(uint16_t)
+        cdef const int64_t* ids = &map_ids[0] if k else NULL
         cdef int64_t* cursors = NULL
         cdef int64_t* fill = NULL
         cdef int32_t* block_classes = NULL
@@ -650,17 +1168,7 @@ cdef class StateMaps:
         cdef int32_t[::1] wide_view
         cdef int64_t[::1] row_offsets_view
         cdef RowStore rows
-        for j in range(k):
-            if map_ids[j] < 0 or map_ids[j] >= self.store.count:
-                return _BAD_INPUT, None, None, None, None, None
-        if num_states < 1:
-            return _BAD_INPUT, None, None, None, None, None
-        next_offsets = np.zeros(num_states + 1, dtype=np.int64)
         cdef int64_t[::1] offsets = next_offsets
-        if k:
-            ids = &map_ids[0]
-            with nogil:
-                _count_entries(&self.store, ids, k, &offsets[0])
         total = offsets[num_states]
         next_states = np.empty(total, dtype=np.uint16 if narrow_dtype else np.int32)
         if total:
@@ -692,11 +1200,13 @@ cdef class StateMaps:
                         status = _fill_compact(
                             &self.store, ids, k, &offsets[0], narrow,
                             &state_row_view[0], &rows, cursors, fill, block_classes, block_entries,
+                            stamp,
                         )
                     else:
                         status = _fill_compact(
                             &self.store, ids, k, &offsets[0], wide,
                             &state_row_view[0], &rows, cursors, fill, block_classes, block_entries,
+                            stamp,
                         )
             if status == _NO_MEMORY:
                 raise MemoryError("token walk: no memory for the next-state table")
@@ -894,6 +1404,7 @@ cdef int _compose_level(
     int64_t low,
     int64_t high,
     int64_t* live,
+    Grouping* grouping,
 ) noexcept nogil:
     """Map ids of the nodes ``low:high`` (one trie level): 0, ``_OVER_LIMIT``, ``_NO_MEMORY``
     or ``BAD_INPUT`` (a parent that is not in an earlier level).
@@ -906,8 +1417,9 @@ cdef int _compose_level(
     cdef int64_t node, parent, key, byte_cls, first, size, count, j, k
     cdef int64_t num_states = store.num_states
     cdef int32_t parent_map, found
-    cdef uint64_t h
+    cdef uint64_t h, implicit
     cdef int status
+    cdef bint in_spare
     live[0] = 0
     count = 0
     for node in range(low, high):
@@ -947,17 +1459,43 @@ cdef int _compose_level(
         parent_map = pending.parent_map[k]
         byte_cls = pending.byte_cls[k]
         first = store.support_start[parent_map]
-        h = _compose(
-            store.support + first,
-            (<const state_t*>store.targets) + first,
-            store.support_start[parent_map + 1] - first,
-            columns + byte_cls * num_states,
-            weights,
-            scratch_support,
-            scratch_targets,
-            &size,
-        )
-        found = _store_find_or_append(store, scratch_support, <const char*>scratch_targets, size, h)
+        if grouping == NULL:
+            h = _compose(
+                store.support + first,
+                (<const state_t*>store.targets) + first,
+                store.support_start[parent_map + 1] - first,
+                columns + byte_cls * num_states,
+                weights,
+                scratch_support,
+                scratch_targets,
+                &size,
+            )
+            found = _store_find_or_append(store, scratch_support, <const char*>scratch_targets, size, h, 0)
+        else:
+            size = _compose_grouped(
+                store,
+                grouping,
+                store.support + first,
+                (<const state_t*>store.targets) + first,
+                store.support_start[parent_map + 1] - first,
+                store.implicit[parent_map],
+                columns + byte_cls * num_states,
+                byte_cls,
+                weights,
+                scratch_support,
+                scratch_targets,
+                &implicit,
+                &h,
+                &in_spare,
+            )
+            if in_spare:
+                found = _store_find_or_append(
+                    store, grouping.spare_support, grouping.spare_targets, size, h, implicit
+                )
+            else:
+                found = _store_find_or_append(
+                    store, scratch_support, <const char*>scratch_targets, size, h, implicit
+                )
         if found < 0:
             return found
         _pairs_set(pairs, <int64_t>parent_map * num_classes + byte_cls, found)
@@ -978,16 +1516,25 @@ def compose_over_trie(
     const state_t[::1] extra_row,
     on_level=None,
     int64_t dense_pairs=_DENSE_PAIR_ENTRIES,
+    const int32_t[::1] group_of=None,
+    const int32_t[::1] group_home=None,
+    const uint8_t[:, ::1] group_loops=None,
 ):
     """See the module docstring: ``(status, count, node_map, maps, extra_id)``."""
     cdef int64_t num_classes = columns.shape[0]
     cdef int64_t num_states = columns.shape[1]
     cdef int64_t num_nodes = node_parent.shape[0]
     cdef int64_t depth_count = level_offsets.shape[0]
-    cdef int64_t s, c, d, low, high, live, size
+    cdef int64_t s, c, d, low, high, live, size, g, home
+    cdef int64_t group_count = 0
     cdef int status = 0
     cdef int found
     cdef uint64_t h
+    cdef uint64_t implicit = 0
+    cdef Grouping grouping
+    cdef Grouping* grouping_used = NULL
+    cdef int64_t[64] group_sizes
+    cdef state_t* identity = NULL
     cdef MapStore* store
     cdef PairTable pairs
     cdef int32_t* scratch_support = NULL
@@ -1025,6 +1572,35 @@ def compose_over_trie(
     for s in range(num_states):
         if extra_row[s] < 0 or extra_row[s] >= num_states:
             return _BAD_INPUT, 0, None, None, -1
+    if (group_of is None) != (group_loops is None) or (group_of is None) != (group_home is None):
+        return _BAD_INPUT, 0, None, None, -1
+    if group_of is not None:
+        group_count = group_loops.shape[0]
+        if (
+            group_of.shape[0] != num_states
+            or group_home.shape[0] != num_states
+            or group_loops.shape[1] != num_classes
+            or group_count < 1
+            or group_count > 64
+            or group_of[0] != -1
+        ):
+            return _BAD_INPUT, 0, None, None, -1
+        memset(group_sizes, 0, sizeof(group_sizes))
+        for s in range(num_states):
+            g = group_of[s]
+            if g < -1 or g >= group_count:
+                return _BAD_INPUT, 0, None, None, -1
+            if g >= 0:  # its home: a state of the group, its own home, kept by the looping classes
+                group_sizes[g] += 1
+                home = group_home[s]
+                if home < 1 or home >= num_states or group_of[home] != g or group_home[home] != home:
+                    return _BAD_INPUT, 0, None, None, -1
+                for c in range(num_classes):
+                    if group_loops[g, c] != 0 and columns[c, home] != home:
+                        return _BAD_INPUT, 0, None, None, -1
+        for g in range(group_count):
+            if group_sizes[g] == 0:
+                return _BAD_INPUT, 0, None, None, -1
 
     node_map = np.zeros(num_nodes, dtype=np.int32)
     cdef int32_t[::1] node_map_view = node_map
@@ -1037,6 +1613,7 @@ def compose_over_trie(
     pairs.keys = NULL
     pairs.values = NULL
     memset(&pending, 0, sizeof(Pending))
+    memset(&grouping, 0, sizeof(Grouping))
     try:
         with nogil:
             scratch_support = <int32_t*>malloc(<size_t>num_states * sizeof(int32_t))
@@ -1067,16 +1644,40 @@ def compose_over_trie(
                 status = _store_init(store, num_states, sizeof(state_t), max_cells)
             if status == 0:
                 status = _pairs_init(&pairs, num_classes, dense_pairs)
-            if status == 0:  # the dead map 0 and the identity 1, both stored as they are
-                found = _store_append(store, scratch_support, <const char*>scratch_targets, 0, _mix(0))
-                h = 0
-                for s in range(1, num_states):
-                    scratch_support[s - 1] = <int32_t>s
-                    scratch_targets[s - 1] = <state_t>s
-                    h += <uint64_t>s * _weight(s)
+            if status == 0 and group_count > 0:
+                status = _grouping_init(
+                    store, &grouping, &group_of[0], &group_home[0], &group_loops[0, 0], group_count,
+                    num_classes, sizeof(state_t),
+                )
+                grouping_used = &grouping
+            if status == 0:  # the dead map 0 and the identity 1
+                if group_count == 0:
+                    found = _store_append(store, scratch_support, <const char*>scratch_targets, 0, _mix(0), 0)
+                    h = 0
+                    for s in range(1, num_states):
+                        scratch_support[s - 1] = <int32_t>s
+                        scratch_targets[s - 1] = <state_t>s
+                        h += <uint64_t>s * _weight(s)
+                    size = num_states - 1
+                    h = _mix(h)
+                else:
+                    found = _store_append(
+                        store, scratch_support, <const char*>scratch_targets, 0, _grouped_hash(0, 0), 0
+                    )
+                    identity = <state_t*>malloc(<size_t>num_states * sizeof(state_t))
+                    if identity == NULL:
+                        found = _NO_MEMORY
+                    else:
+                        for s in range(num_states):
+                            identity[s] = <state_t>s
+                        h = _grouped_row(
+                            store, &grouping, identity, num_states, weights, scratch_support,
+                            scratch_targets, &size, &implicit,
+                        )
+                        free(identity)
                 if found >= 0:
                     found = _store_append(
-                        store, scratch_support, <const char*>scratch_targets, num_states - 1, _mix(h)
+                        store, scratch_support, <const char*>scratch_targets, size, h, implicit
                     )
                 if found < 0:
                     status = found
@@ -1089,7 +1690,7 @@ def compose_over_trie(
                 status = _compose_level(
                     store, &pairs, column_data, weights, &node_parent[0], &node_byte[0], &byte_class[0],
                     num_classes, node_data, &pending, scratch_support, scratch_targets, low,
-                    high, &live,
+                    high, &live, grouping_used,
                 )
             if status == _NO_MEMORY:
                 raise MemoryError("token walk: no memory for the state maps")
@@ -1102,8 +1703,16 @@ def compose_over_trie(
             if on_level is not None:
                 on_level(<double>high / <double>num_nodes)
         with nogil:
-            h = _sparse_row(&extra_row[0], num_states, scratch_support, scratch_targets, &size)
-            found = _store_find_or_append(store, scratch_support, <const char*>scratch_targets, size, h)
+            if group_count == 0:
+                h = _sparse_row(&extra_row[0], num_states, scratch_support, scratch_targets, &size)
+            else:
+                h = _grouped_row(
+                    store, &grouping, &extra_row[0], num_states, weights, scratch_support,
+                    scratch_targets, &size, &implicit,
+                )
+            found = _store_find_or_append(
+                store, scratch_support, <const char*>scratch_targets, size, h, implicit if group_count else 0
+            )
         if found == _NO_MEMORY:
             raise MemoryError("token walk: no memory for the state maps")
         if found == _OVER_LIMIT:
@@ -1119,6 +1728,7 @@ def compose_over_trie(
         free(pending.order)
         free(pending.composed)
         free(pending.class_start)
+        _grouping_free(&grouping)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1345,6 +1955,69 @@ def classes_by_first_token(
 
 cdef enum:
     _TILE = 64
+
+
+def home_states(const int32_t[:, ::1] table not None, const int32_t[::1] byte_class not None, int64_t least):
+    """See the module docstring: ``(status, home)``."""
+    cdef int64_t num_states = table.shape[0]
+    cdef int64_t num_classes = table.shape[1]
+    cdef int64_t s, c, t, count, best, best_count, k, found
+    cdef int64_t class_bytes[256]
+    cdef int64_t seen_target[256]
+    cdef int64_t seen_count[256]
+    cdef int32_t[::1] loop_view
+    if byte_class.shape[0] != 256 or num_classes > 256 or num_classes < 1 or num_states < 1:
+        return _BAD_INPUT, None
+    memset(class_bytes, 0, sizeof(class_bytes))
+    for c in range(256):
+        if byte_class[c] < 0 or byte_class[c] >= num_classes:
+            return _BAD_INPUT, None
+        class_bytes[byte_class[c]] += 1
+    home = np.full(num_states, -1, dtype=np.int32)
+    looping = np.zeros(num_states, dtype=np.int32)
+    cdef int32_t[::1] home_view = home
+    loop_view = looping
+    with nogil:
+        for s in range(1, num_states):  # the homes: at least ``least`` bytes lead back
+            count = 0
+            for c in range(num_classes):
+                if table[s, c] == s:
+                    count += class_bytes[c]
+            loop_view[s] = <int32_t>count
+            if count >= least:
+                home_view[s] = <int32_t>s
+        for s in range(1, num_states):  # the lead-ins: bytes that their home keeps, to that home
+            if home_view[s] == s:
+                continue
+            k = 0
+            for c in range(num_classes):
+                t = table[s, c]
+                if t <= 0 or t >= num_states or home_view[t] != t or table[t, c] != t:
+                    continue
+                found = -1
+                for best in range(k):
+                    if seen_target[best] == t:
+                        found = best
+                        break
+                if found < 0:
+                    seen_target[k] = t
+                    seen_count[k] = 0
+                    found = k
+                    k += 1
+                seen_count[found] += class_bytes[c]
+            best = -1
+            best_count = 0
+            for found in range(k):
+                if 4 * seen_count[found] < 3 * loop_view[seen_target[found]]:
+                    continue
+                if seen_count[found] > best_count or (
+                    seen_count[found] == best_count and seen_target[found] < best
+                ):
+                    best = seen_target[found]
+                    best_count = seen_count[found]
+            if best >= 0:
+                home_view[s] = <int32_t>best
+    return _OK, home
 
 
 def state_columns(const int32_t[:, ::1] table not None, bint narrow):

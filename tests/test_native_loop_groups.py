@@ -1,0 +1,375 @@
+"""Loop groups in the native token walk: the same maps and tables, with the strings kept implicit.
+
+``token_walk.home_states`` picks each state's home (a state many bytes keep in place, the inside
+of a string) and ``token_classes.loop_groups`` groups the states by home; ``compose_over_trie``
+then holds "most of this group goes home" as one bit per map. Nothing a caller sees may change:
+the composition with groups must give the same map count, node maps, eos map and compact table as
+without (on real schemas with GPT-2 and Llama-3, whose multi-byte characters leave a string and
+come back, and on hypothesis-made DFAs with every threshold at its lowest), the token classes
+must equal the pure path's, and malformed group arrays are ``BAD_INPUT``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from moonmaskc import compile_schema, token_classes
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.native import PURE_ENV, native
+from moonmaskc.token_table import build_token_table
+from moonmaskc.trie import ByteTrie, build_trie, trie_for
+from moonmaskc.vocabulary import Vocabulary, load_vocabulary
+from tests.conftest import PROJECT_ROOT, data_path
+from tests.test_native_token_walk import assert_same_tables, both_paths, small_cases
+
+EXAMPLES = sorted((PROJECT_ROOT / "examples" / "schemas").glob("*.json"))
+BENCH_SCHEMAS = (
+    "Kubernetes/kb_57_Normalized.json",
+    "Kubernetes/kb_95_Normalized.json",
+    "Github_ultra/o15627.json",
+)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MOONMASKC_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+def native_walk() -> ModuleType | None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(PURE_ENV, raising=False)
+        return native("token_walk")
+
+
+@pytest.fixture
+def walk() -> ModuleType:
+    module = native_walk()
+    if module is None:
+        pytest.skip("native token_walk is not built")
+    return module
+
+
+@cache
+def vocabulary_and_trie(name: str) -> tuple[Vocabulary, ByteTrie]:
+    vocabulary = load_vocabulary(data_path("tokenizers", f"{name}.json"))
+    return vocabulary, trie_for(vocabulary)
+
+
+@cache
+def dfa_of(path: Path) -> DFA:
+    return compile_schema(json.loads(path.read_text()), tokenizer=None).dfa
+
+
+def groups_of(walk: ModuleType, dfa: DFA, least: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    table = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
+    status, home = walk.home_states(table, np.ascontiguousarray(dfa.byte_class, dtype=np.int32), least)
+    assert status == walk.OK
+    return token_classes.loop_groups(table, home)
+
+
+def composed(walk: ModuleType, dfa: DFA, trie: ByteTrie, groups: object) -> tuple[object, ...]:
+    """``compose_over_trie`` (with ``groups`` or without) and the compact table of every map."""
+    narrow = dfa.num_states <= np.iinfo(np.uint16).max
+    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow)
+    assert status == walk.OK
+    eos_row = np.where(dfa.accepting, np.arange(dfa.num_states), 0).astype(columns.dtype)
+    arguments = (
+        columns,
+        np.ascontiguousarray(trie.node_parent, dtype=np.int32),
+        np.ascontiguousarray(trie.node_byte, dtype=np.uint8),
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        np.ascontiguousarray(trie.level_offsets, dtype=np.int64),
+        1 << 40,
+        eos_row,
+        None,
+    )
+    keywords = {}
+    if groups is not None:
+        group_of, group_home, group_loops = groups  # type: ignore[misc]
+        keywords = {"group_of": group_of, "group_home": group_home, "group_loops": group_loops}
+    status, count, node_map, maps, eos_map = walk.compose_over_trie(*arguments, **keywords)
+    assert status == walk.OK
+    if groups is not None:
+        assert_stored_as_the_rule_says(maps, count, groups)  # type: ignore[arg-type]
+    table = maps.compact_table(np.arange(count, dtype=np.int64))
+    assert table[0] == walk.OK
+    return count, node_map, eos_map, table[1:]
+
+
+def assert_stored_as_the_rule_says(
+    maps: object, count: int, groups: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> None:
+    """Every stored map is in the one form its function allows: a group's bit set exactly when at
+    least half of its states go home, then the others listed (0 included), else its states alive
+    listed; outside every group the states alive listed; the support ascending. (Two forms of one
+    function would be two maps, and two token classes, for one behaviour.)"""
+    group_of, group_home, group_loops = groups
+    states = len(group_of)
+    members = [np.flatnonzero(group_of == g) for g in range(group_loops.shape[0])]
+    outside = group_of < 0
+    assert maps.stored(count) is None and maps.stored(-1) is None  # type: ignore[attr-defined]
+    for map_id in range(count):
+        support, targets, implicit = maps.stored(map_id)  # type: ignore[attr-defined]
+        assert np.all(np.diff(support) > 0) and implicit >> len(members) == 0
+        function = np.zeros(states, dtype=np.int64)
+        for group, states_of in enumerate(members):
+            if implicit >> group & 1:
+                function[states_of] = group_home[states_of]
+        function[support] = targets
+        listed = np.zeros(states, dtype=bool)
+        listed[support] = True
+        assert np.array_equal(listed[outside], function[outside] != 0)
+        for group, states_of in enumerate(members):
+            home = function[states_of] == group_home[states_of]
+            set_bit = bool(implicit >> group & 1)
+            assert set_bit == (2 * np.count_nonzero(home) >= len(states_of)), (map_id, group)
+            expected = ~home if set_bit else function[states_of] != 0
+            assert np.array_equal(listed[states_of], expected), (map_id, group)
+
+
+def assert_same_composition(got: tuple[object, ...], expected: tuple[object, ...]) -> None:
+    count, node_map, eos_map, table = got
+    assert count == expected[0] and eos_map == expected[2]
+    assert np.array_equal(node_map, expected[1])  # type: ignore[arg-type]
+    for mine, theirs in zip(table, expected[3], strict=True):  # type: ignore[call-overload]
+        assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)
+
+
+# -- the composition with groups against the one without --------------------------------------
+
+
+@pytest.mark.parametrize("tokenizer", ["gpt2", "llama3"])
+@pytest.mark.parametrize("schema", BENCH_SCHEMAS)
+def test_grouped_composition_matches_the_plain_one_on_large_schemas(
+    walk: ModuleType, tokenizer: str, schema: str
+) -> None:
+    """Schemas whose strings fill most of the table (Kubernetes, Github_ultra): the groups form
+    at the default thresholds, and every map, the eos map and the compact table are the same."""
+    _, trie = vocabulary_and_trie(tokenizer)
+    dfa = dfa_of(data_path("schemas", "jsonschemabench", schema))
+    groups = groups_of(walk, dfa, token_classes.LOOP_GROUP_BYTES)
+    assert groups is not None and groups[2].shape[0] >= 1
+    assert np.count_nonzero(groups[0] >= 0) >= token_classes.MIN_GROUPED_STATES
+    assert_same_composition(composed(walk, dfa, trie, groups), composed(walk, dfa, trie, None))
+
+
+@pytest.mark.parametrize("tokenizer", ["gpt2", "llama3"])
+@pytest.mark.parametrize("schema", EXAMPLES, ids=lambda path: path.stem)
+@pytest.mark.parametrize("least", [1, 4, token_classes.LOOP_GROUP_BYTES])
+def test_grouped_composition_matches_on_the_examples_at_any_threshold(
+    walk: ModuleType, monkeypatch: pytest.MonkeyPatch, tokenizer: str, schema: Path, least: int
+) -> None:
+    """The example schemas, grouped however small (``MIN_GROUPED_STATES`` 0) and from homes that
+    a single byte keeps in place: the same composition as without groups."""
+    monkeypatch.setattr(token_classes, "MIN_GROUPED_STATES", 0)
+    _, trie = vocabulary_and_trie(tokenizer)
+    dfa = dfa_of(schema)
+    groups = groups_of(walk, dfa, least)
+    assert groups is not None
+    assert_same_composition(composed(walk, dfa, trie, groups), composed(walk, dfa, trie, None))
+
+
+@pytest.mark.parametrize("tokenizer", ["gpt2", "llama3"])
+def test_token_tables_with_groups_match_the_pure_path(
+    walk: ModuleType, monkeypatch: pytest.MonkeyPatch, tokenizer: str
+) -> None:
+    """``build_token_table`` with groups on every example (``MIN_GROUPED_STATES`` 0) against the
+    numpy path, and on a Kubernetes schema at the default thresholds."""
+    monkeypatch.setattr(token_classes, "MIN_GROUPED_STATES", 0)
+    vocabulary, trie = vocabulary_and_trie(tokenizer)
+    paths = [*EXAMPLES, data_path("schemas", "jsonschemabench", BENCH_SCHEMAS[0])]
+    for path in paths:
+        dfa = dfa_of(path)
+        got, expected = both_paths(monkeypatch, lambda dfa=dfa: build_token_table(dfa, vocabulary, trie=trie))
+        assert_same_tables(got, expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(small_cases(), st.integers(1, 3))
+def test_small_dfas_with_groups_match_the_pure_path(case: tuple[DFA, Vocabulary], least: int) -> None:
+    """Hypothesis DFAs and vocabularies, grouped from homes of ``least`` bytes: the grouped
+    composition equals the plain one, and the token table equals the pure path's."""
+    walk = native_walk()
+    if walk is None:
+        pytest.skip("native token_walk is not built")
+    dfa, vocabulary = case
+    trie = build_trie(vocabulary)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(token_classes, "MIN_GROUPED_STATES", 0)
+        patch.setattr(token_classes, "LOOP_GROUP_BYTES", least)
+        groups = groups_of(walk, dfa, least)
+        if groups is not None:
+            assert_same_composition(composed(walk, dfa, trie, groups), composed(walk, dfa, trie, None))
+        got, expected = both_paths(patch, lambda: build_token_table(dfa, vocabulary, trie=trie))
+    assert_same_tables(got, expected)
+
+
+# -- homes and groups ------------------------------------------------------------------------
+
+
+def reference_homes(table: np.ndarray, byte_class: np.ndarray, least: int) -> np.ndarray:
+    """``home_states`` by its definition, one state at a time."""
+    states = table.shape[0]
+    by_byte = table[:, byte_class]  # [states, 256]
+    looping = np.array([int(np.count_nonzero(by_byte[s] == s)) for s in range(states)])
+    home = np.full(states, -1)
+    for s in range(1, states):
+        if looping[s] >= least:
+            home[s] = s
+    for s in range(1, states):
+        if home[s] == s:
+            continue
+        candidates = []
+        for target in sorted(set(by_byte[s].tolist())):
+            if target <= 0 or home[target] != target:
+                continue
+            kept = by_byte[target] == target
+            count = int(np.count_nonzero(kept & (by_byte[s] == target)))
+            if 4 * count >= 3 * looping[target]:
+                candidates.append((-count, target))
+        if candidates:
+            home[s] = min(candidates)[1]
+    return home
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 12),
+    st.integers(1, 6),
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 200),
+)
+def test_home_states_follow_their_definition(states: int, classes: int, seed: int, least: int) -> None:
+    walk = native_walk()
+    if walk is None:
+        pytest.skip("native token_walk is not built")
+    rng = np.random.default_rng(seed)
+    table = rng.integers(0, states, size=(states, classes)).astype(np.int32)
+    table[0] = 0
+    byte_class = rng.integers(0, classes, size=256).astype(np.int32)
+    status, home = walk.home_states(table, byte_class, least)
+    assert status == walk.OK
+    assert np.array_equal(home, reference_homes(table, byte_class, least))
+
+
+def test_home_states_reject_a_byte_class_past_the_columns(walk: ModuleType) -> None:
+    table = np.zeros((3, 2), dtype=np.int32)
+    for byte_class in (np.full(256, 2, np.int32), np.full(256, -1, np.int32), np.zeros(7, np.int32)):
+        assert walk.home_states(table, byte_class, 4) == (walk.BAD_INPUT, None)
+
+
+def test_strings_make_the_groups_and_small_tables_keep_none(walk: ModuleType) -> None:
+    """On a schema of many string properties the string's inside is a home and its first
+    character a lead-in; below ``MIN_GROUPED_STATES`` no groups are made."""
+    schema = {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(300)}}
+    dfa = compile_schema(schema, tokenizer=None).dfa
+    groups = groups_of(walk, dfa, token_classes.LOOP_GROUP_BYTES)
+    assert groups is not None
+    group_of, group_home, _ = groups
+    homes = np.flatnonzero(group_home == np.arange(dfa.num_states))
+    by_byte = dfa.transitions[:, dfa.byte_class]
+    inside = homes[by_byte[homes, ord("a")] == homes]  # (numbers' digits make homes too)
+    assert inside.size >= 300 and np.all(by_byte[inside, ord('"')] != inside)
+    leads = np.flatnonzero((group_of >= 0) & (group_home != np.arange(dfa.num_states)))
+    assert np.count_nonzero(by_byte[leads, ord("a")] == group_home[leads]) >= 300
+    small = compile_schema({"type": "string"}, tokenizer=None).dfa
+    assert groups_of(walk, small, token_classes.LOOP_GROUP_BYTES) is None
+
+
+def test_at_most_the_largest_groups_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Homes with distinct looping classes make distinct groups; past ``MAX_LOOP_GROUPS`` the
+    largest are kept and the others' states stay outside every group."""
+    monkeypatch.setattr(token_classes, "MIN_GROUPED_STATES", 0)
+    monkeypatch.setattr(token_classes, "MAX_LOOP_GROUPS", 2)
+    table = np.zeros((7, 3), dtype=np.int32)
+    table[1] = [1, 0, 0]  # three kinds of home: loops on class 0, on class 1, on class 2
+    table[2] = [0, 2, 0]
+    table[3] = [0, 3, 0]
+    table[4] = [0, 0, 4]
+    table[5] = [0, 0, 0]
+    home = np.array([-1, 1, 2, 3, 4, 3, -1], dtype=np.int32)  # state 5 a lead-in of home 3
+    groups = token_classes.loop_groups(table, home)
+    assert groups is not None
+    group_of, group_home, group_loops = groups
+    assert group_of[[2, 3, 5]].tolist() == [0, 0, 0]  # the class-1 kind has three states
+    assert group_of[0] == group_of[6] == -1 and sorted(group_of[[1, 4]].tolist()) == [-1, 1]
+    assert group_home.tolist() == [-1, *np.where(group_of[1:6] >= 0, home[1:6], -1).tolist(), -1]
+    assert group_loops.shape == (2, 3) and group_loops[0].tolist() == [0, 1, 0]
+    kept = 1 if group_of[1] == 1 else 4  # one of the two single-home kinds, the loops its own
+    assert group_loops[1].tolist() == (table[kept] == kept).astype(int).tolist()
+    monkeypatch.setattr(token_classes, "MIN_GROUPED_STATES", 6)
+    assert token_classes.loop_groups(table, home) is None  # five states with a home
+
+
+# -- malformed groups ------------------------------------------------------------------------
+
+
+def test_malformed_groups_are_rejected(walk: ModuleType) -> None:
+    """Group arrays that break the contract (the group of a state, its home, the looping classes,
+    the shapes) are ``BAD_INPUT`` before any composition."""
+    table = np.array([[0, 0], [1, 2], [1, 0]], dtype=np.int32)  # 1 loops on class 0; 2 leads to 1
+    dfa = DFA(table, np.zeros(256, dtype=np.int32), np.array([False, True, False]), start=1)
+    vocabulary = Vocabulary.from_tokens([b"\x00", b"\x00\x00", b""], eos_id=2)
+    trie = build_trie(vocabulary)
+    good = (
+        np.array([-1, 0, 0], dtype=np.int32),
+        np.array([-1, 1, 1], dtype=np.int32),
+        np.array([[1, 0]], dtype=np.uint8),
+    )
+    assert_same_composition(composed(walk, dfa, trie, good), composed(walk, dfa, trie, None))
+
+    def changed(position: int, value: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (*good[:position], value, *good[position + 1 :])
+
+    for bad in (
+        changed(0, np.array([0, 0, 0], dtype=np.int32)),  # the dead state in a group
+        changed(0, np.array([-1, 1, 0], dtype=np.int32)),  # a group past the groups
+        changed(0, np.array([-1, 0], dtype=np.int32)),  # not one per state
+        changed(1, np.array([-1, 2, 1], dtype=np.int32)),  # a home that is not its own home
+        changed(1, np.array([-1, 1, 2], dtype=np.int32)),  # a home that class 0 does not keep
+        changed(1, np.array([-1, 1, 0], dtype=np.int32)),  # the dead state as a home
+        changed(1, np.array([-1, 1, 5], dtype=np.int32)),  # a home past the states
+        changed(2, np.array([[1, 1]], dtype=np.uint8)),  # class 1 does not keep home 1 in place
+        changed(2, np.array([[1, 0], [1, 0]], dtype=np.uint8)),  # a group without a state
+        changed(2, np.zeros((0, 2), dtype=np.uint8)),  # no group at all
+        changed(2, np.array([[1, 0, 0]], dtype=np.uint8)),  # not one per class
+        changed(2, np.ones((65, 2), dtype=np.uint8)),  # past 64 groups
+    ):
+        status = walk.compose_over_trie(
+            *composed_arguments(walk, dfa, trie),
+            group_of=bad[0],
+            group_home=bad[1],
+            group_loops=bad[2],
+        )[0]
+        assert status == walk.BAD_INPUT
+    for missing in ("group_of", "group_home", "group_loops"):
+        keywords = {"group_of": good[0], "group_home": good[1], "group_loops": good[2]}
+        del keywords[missing]
+        assert walk.compose_over_trie(*composed_arguments(walk, dfa, trie), **keywords)[0] == walk.BAD_INPUT
+
+
+def composed_arguments(walk: ModuleType, dfa: DFA, trie: ByteTrie) -> tuple[object, ...]:
+    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), True)
+    assert status == walk.OK
+    eos_row = np.where(dfa.accepting, np.arange(dfa.num_states), 0).astype(columns.dtype)
+    return (
+        columns,
+        np.ascontiguousarray(trie.node_parent, dtype=np.int32),
+        np.ascontiguousarray(trie.node_byte, dtype=np.uint8),
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        np.ascontiguousarray(trie.level_offsets, dtype=np.int64),
+        1 << 40,
+        eos_row,
+        None,
+    )
