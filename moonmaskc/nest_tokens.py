@@ -76,12 +76,12 @@ def probe_of(dfa: DFA) -> tuple[DFA, int, bytes]:
     popped = states
     closers = sorted({int(byte) for byte in np.nonzero(nests.pops.any(axis=0))[0]})
     byte_class = dfa.byte_class.astype(np.int64).copy()
-    copied = dfa.transitions[:, byte_class[closers]]  # each closing byte a class of its own
-    byte_class[closers] = classes + np.arange(len(closers))
     width = classes + len(closers)
-    table = np.vstack(
-        [np.concatenate([dfa.transitions, copied], axis=1), np.full((1, width), popped, np.int32)]
-    )
+    table = np.empty((states + 1, width), dtype=np.int32)
+    table[:states, :classes] = dfa.transitions
+    table[:states, classes:] = np.take(dfa.transitions, byte_class[closers], axis=1)  # a class each
+    table[states] = popped
+    byte_class[closers] = classes + np.arange(len(closers))
     nested = np.nonzero((nests.region >= 0) & (nests.copy >= 1))[0]
     for byte in closers:
         popping = nested[nests.pops[nests.role[nested], byte]]

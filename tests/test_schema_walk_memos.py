@@ -127,3 +127,19 @@ def test_an_escaped_automaton_is_not_kept() -> None:
     escaped = canonical.escape_node(ir.seq(utf8.any_char(), leaf, ir.star(utf8.any_char())))
     assert "quoted, escaped" in ir.to_regex(escaped)
     assert all(not ir.holds_automaton(value) for value in canonical._ESCAPED.values())
+
+
+def test_unknown_keywords_get_their_typo_hint_each_time() -> None:
+    """``keywords.likely_typo`` is kept per process (a schema repeats its unknown keys): the hint
+    is the same on every call and in every warning, and none for a disabled or unrelated key."""
+    from moonmaskc.frontends.schema.keywords import likely_typo
+
+    likely_typo.cache_clear()
+    assert [likely_typo("maxItem") for _ in range(3)] == ["maxItems"] * 3
+    assert likely_typo.cache_info().hits == 2
+    assert likely_typo("minLenght") == "minLength" and likely_typo("propertOrder") is None
+    assert likely_typo("_format") is None and likely_typo("options") is None
+    schema = {"type": "object", "properties": {f"p{n}": {"type": "array", "maxItem": 3} for n in range(3)}}
+    warnings = moonmaskc.compile_schema(schema, tokenizer=None).metadata["warnings"]
+    hinted = [warning for warning in warnings if "did you mean 'maxItems'?" in warning]
+    assert len(hinted) == 3

@@ -210,7 +210,7 @@ def expand_markers(dfa: DFA, markers: Mapping[int, tuple[int, int]], char: DFA) 
     rank[order] = np.arange(len(order))
     joint = rank[joint.reshape(-1)]
     representatives = np.sort(first)  # the smallest byte of each joint class
-    table = np.ascontiguousarray(dfa.transitions[:, dfa.byte_class[representatives]])
+    table = np.take(dfa.transitions, dfa.byte_class[representatives], axis=1)
     char_table = char.transitions[:, char.byte_class[representatives]]
     marker_of = {int(joint[marker]): marker for marker in markers}
     marker_columns = sorted(marker_of)

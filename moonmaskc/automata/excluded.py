@@ -30,7 +30,7 @@ def without_words(dfa: DFA, words: Iterable[bytes], limits: Limits | None = None
     byte_class = dfa.byte_class.copy()
     byte_class[spelled] = dfa.num_classes + np.arange(len(spelled), dtype=np.int32)
     columns = np.concatenate([np.arange(dfa.num_classes), dfa.byte_class[spelled]])
-    base = np.ascontiguousarray(dfa.transitions[:, columns])
+    base = np.take(dfa.transitions, columns, axis=1)
     copied = dfa.num_states
     trie_state = [dfa.start]  # the DFA state each trie node's prefix reaches; node 0 the root
     is_word = [False]

@@ -332,7 +332,7 @@ def _columns_by_smallest_byte(table: np.ndarray, byte_class: np.ndarray) -> tupl
     order = present[np.argsort(first_byte)]
     rank = np.zeros(table.shape[1], dtype=np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
-    return np.ascontiguousarray(table[:, order]), rank[byte_class]
+    return np.take(table, order, axis=1), rank[byte_class]
 
 
 def _empty_dfa() -> DFA:

@@ -195,10 +195,10 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
     joint = joint.reshape(-1)
     representatives = first  # the smallest byte of each joint class, in class order
     marker_column = int(joint[marker])
-    table = np.ascontiguousarray(dfa.transitions[:, dfa.byte_class[representatives]])
+    table = np.take(dfa.transitions, dfa.byte_class[representatives], axis=1)
     starts = template.starts[representatives]
     goes_on = template.goes_on[representatives]
-    block = template.block[:, representatives]
+    block = np.take(template.block, representatives, axis=1)
     start_codes = template.start_codes[representatives]
     regions: list[tuple[int, int]] = []  # (source, exit)
     for source in sources:

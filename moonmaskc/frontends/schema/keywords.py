@@ -17,6 +17,8 @@ support as annotations"):
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 # No effect on validation: skipped silently (unknown ``x-*`` extension keys are annotations too).
 ANNOTATIONS = frozenset(
     {
@@ -163,13 +165,19 @@ def _one_edit_apart(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
+_TYPO_TARGETS = tuple((keyword, keyword.lower()) for keyword in CONSTRAINTS if len(keyword) >= 4)
+
+
+@lru_cache(maxsize=4096)
 def likely_typo(key: str) -> str | None:
     """The constraint keyword (4+ letters) that ``key`` misspells, if any. Keys that prefix a real
-    keyword with ``_`` or ``$`` are taken as deliberately disabled, not as typos."""
+    keyword with ``_`` or ``$`` are taken as deliberately disabled, not as typos. (Kept per
+    process: a schema repeats its unknown keys, ``options`` 300 times in one Github_ultra schema.)"""
     if key.lstrip("_$") in CONSTRAINTS:
         return None
-    for keyword in CONSTRAINTS:
-        if len(keyword) >= 4 and _one_edit_apart(key.lower(), keyword.lower()):
+    lowered = key.lower()
+    for keyword, lowered_keyword in _TYPO_TARGETS:
+        if abs(len(lowered_keyword) - len(lowered)) <= 1 and _one_edit_apart(lowered, lowered_keyword):
             return keyword
     return None
 
