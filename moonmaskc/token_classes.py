@@ -257,10 +257,12 @@ def _native_maps(
     if columns_status != module.OK:
         raise MalformedArraysError("a DFA transition outside its states (rejected by the native core)")
     byte_class = np.ascontiguousarray(dfa.byte_class, dtype=np.int32)
-    home_status, home = module.home_states(table, byte_class, LOOP_GROUP_BYTES)
-    if home_status != module.OK:
-        raise MalformedArraysError("a byte class outside the DFA's columns (rejected by the native core)")
-    groups = loop_groups(table, home)
+    groups = None
+    if dfa.num_states > MIN_GROUPED_STATES:  # (else too few states to group)
+        home_status, home = module.home_states(table, byte_class, LOOP_GROUP_BYTES)
+        if home_status != module.OK:
+            raise MalformedArraysError("a byte class outside the DFA's columns (rejected by the native core)")
+        groups = loop_groups(table, home)
     group_of, group_home, group_loops = groups if groups is not None else (None, None, None)
     status, count, node_map, maps, eos_map = module.compose_over_trie(
         columns,
