@@ -53,6 +53,7 @@ IDENTITY_MAP = 1
 LOOP_GROUP_BYTES = 10
 MAX_LOOP_GROUPS = 64
 MIN_GROUPED_STATES = 640
+MIN_GROUPED_NODES = 4096
 
 
 @dataclass(frozen=True, eq=False)
@@ -258,7 +259,8 @@ def _native_maps(
         raise MalformedArraysError("a DFA transition outside its states (rejected by the native core)")
     byte_class = np.ascontiguousarray(dfa.byte_class, dtype=np.int32)
     groups = None
-    if dfa.num_states > MIN_GROUPED_STATES:  # (else too few states to group)
+    if dfa.num_states > MIN_GROUPED_STATES and trie.num_nodes >= MIN_GROUPED_NODES:
+        # (else too few states to group, or too few prefixes to repeat them: a probe's tokens)
         home_status, home = module.home_states(table, byte_class, LOOP_GROUP_BYTES)
         if home_status != module.OK:
             raise MalformedArraysError("a byte class outside the DFA's columns (rejected by the native core)")

@@ -185,8 +185,10 @@ def test_token_tables_with_groups_match_the_pure_path(
     walk: ModuleType, monkeypatch: pytest.MonkeyPatch, tokenizer: str
 ) -> None:
     """``build_token_table`` with groups on every example (``MIN_GROUPED_STATES`` 0) against the
-    numpy path, and on a Kubernetes schema at the default thresholds."""
+    numpy path, and on a Kubernetes schema at the default thresholds; its probe (the free values'
+    closing tokens, fewer than ``MIN_GROUPED_NODES`` trie nodes) grouped too."""
     monkeypatch.setattr(token_classes, "MIN_GROUPED_STATES", 0)
+    monkeypatch.setattr(token_classes, "MIN_GROUPED_NODES", 0)
     vocabulary, trie = vocabulary_and_trie(tokenizer)
     paths = [*EXAMPLES, data_path("schemas", "jsonschemabench", BENCH_SCHEMAS[0])]
     for path in paths:
@@ -207,6 +209,7 @@ def test_small_dfas_with_groups_match_the_pure_path(case: tuple[DFA, Vocabulary]
     trie = build_trie(vocabulary)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(token_classes, "MIN_GROUPED_STATES", 0)
+        patch.setattr(token_classes, "MIN_GROUPED_NODES", 0)
         patch.setattr(token_classes, "LOOP_GROUP_BYTES", least)
         groups = groups_of(walk, dfa, least)
         if groups is not None:
