@@ -318,6 +318,7 @@ def build_token_table(
 
     if trie is None:
         trie = trie_for(vocabulary)
+    roles = _counted_regions_admitted(dfa, vocabulary) if dfa.regions is not None else None
     num_states = dfa.num_states
     on_level: Callable[[float], None] | None = None
     if progress is not None:
@@ -339,8 +340,8 @@ def build_token_table(
         next_table=classes.next_table,
         vocab_arrays=_vocabulary_arrays(vocabulary),
     )
-    if dfa.regions is not None:
-        table.region_counts = _counted_regions(dfa, table)
+    if roles is not None:
+        table.region_counts = _counted_regions(dfa, table, roles)
     if dfa.nests is not None:
         table.nest_dynamic = _nest_regions(dfa, vocabulary)
     return table
@@ -370,17 +371,15 @@ _SINGLE_BYTES: dict[str, np.ndarray] = {}  # vocabulary fingerprint -> bool[256]
 _ENTERED_CACHE: dict[tuple[str, bytes, bytes], int] = {}
 
 
-def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
-    """The characters each token starts from each role of ``dfa``'s counted regions
-    (``counted_tokens.character_counts``), once the facts that let the runtime serve them with
-    the rows as they are hold (else ``CountedRegionError``, and the compile writes the bounds out):
-    no region owes characters (``low`` 0: the front end writes ``minLength`` out); no token starts
-    more characters in a region it enters than a region's upper bound (``most_entered``: so only
-    the region a token starts in can refuse it); and from every region state a token that starts
-    no character begins a fewest-token ending (so the budget's fewest tokens per state hold
-    whatever the counter)."""
+def _counted_regions_admitted(dfa: DFA, vocabulary: Vocabulary) -> np.ndarray:
+    """The role of each state of ``dfa``'s counted regions (``counted_tokens.role_table``), once
+    the facts that need no token table hold (else ``CountedRegionError``, and the compile writes
+    the bounds out; checked before the table is built, which a refusal would waste): no region
+    owes characters (``low`` 0: the front end writes ``minLength`` out); no token starts more
+    characters in a region it enters than a region's upper bound (``most_entered``: so only the
+    region a token starts in can refuse it)."""
     from moonmaskc.automata.counted import CountedRegionError
-    from moonmaskc.counted_tokens import character_counts, entry_bytes, most_entered, role_table
+    from moonmaskc.counted_tokens import entry_bytes, most_entered, role_table
 
     regions = dfa.regions
     assert regions is not None
@@ -389,11 +388,11 @@ def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
             zip(regions.low[regions.low > 0].tolist(), regions.high[regions.low > 0].tolist(), strict=True)
         )
         raise CountedRegionError("token tables serve counted regions without a lower bound only", owing)
-    arrays = table.vocab_arrays
+    arrays = _vocabulary_arrays(vocabulary)
     lengths = np.asarray(arrays["vocab_token_lengths"], dtype=np.int64)
     roles = role_table(dfa.transitions, dfa.byte_class, regions)
     entries = entry_bytes(dfa.transitions, dfa.byte_class, regions)
-    entered_key = (table.fingerprint, roles.tobytes(), entries.tobytes())
+    entered_key = (vocabulary.fingerprint, roles.tobytes(), entries.tobytes())
     entered = _ENTERED_CACHE.get(entered_key)
     if entered is None:
         entered = most_entered(
@@ -409,6 +408,23 @@ def _counted_regions(dfa: DFA, table: TokenTable) -> np.ndarray:
             f"bound ({int(regions.high.min())} characters)",
             frozenset(zip(regions.low[narrow].tolist(), regions.high[narrow].tolist(), strict=True)),
         )
+    return roles
+
+
+def _counted_regions(dfa: DFA, table: TokenTable, roles: np.ndarray) -> np.ndarray:
+    """The characters each token starts from each role of ``dfa``'s counted regions
+    (``counted_tokens.character_counts``; ``roles`` from ``_counted_regions_admitted``, which
+    checked the rest), once the last fact that lets the runtime serve them with the rows as they
+    are holds (else ``CountedRegionError``, and the compile writes the bounds out): from every
+    region state a token that starts no character begins a fewest-token ending (so the budget's
+    fewest tokens per state hold whatever the counter)."""
+    from moonmaskc.automata.counted import CountedRegionError
+    from moonmaskc.counted_tokens import character_counts
+
+    regions = dfa.regions
+    assert regions is not None
+    arrays = table.vocab_arrays
+    lengths = np.asarray(arrays["vocab_token_lengths"], dtype=np.int64)
     key = (table.fingerprint, roles.tobytes())
     counts = _COUNTS_CACHE.get(key)
     if counts is None:  # every schema's regions copy the same character automaton: once a process

@@ -322,3 +322,23 @@ def test_a_vocabulary_that_closes_a_string_only_after_a_character_writes_the_bou
     own_quote = Vocabulary.from_tokens([b"", *singles, b'"'], eos_id=0)
     counted = compile_source("schema", schema, make_options(tokenizer=own_quote))
     assert counted.dfa.regions is not None and counted.token_table is not None
+
+
+def test_a_region_refused_before_the_table_costs_no_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A token that starts more characters in a string than its counted bound refuses the region
+    (the compile writes the bound out); that check needs no token table, so it runs before one is
+    built: the compile builds one table, the written-out one, and says why."""
+    import moonmaskc
+    from moonmaskc import token_table
+    from moonmaskc.vocabulary import Vocabulary
+
+    letters = [bytes([byte]) for byte in range(0x20, 0x7F)]
+    vocabulary = Vocabulary.from_tokens([*letters, b'"' + b"a" * 70, b""], eos_id=len(letters) + 1)
+    built = []
+    real = token_table.token_classes
+    monkeypatch.setattr(token_table, "token_classes", lambda *a, **k: built.append(a[0]) or real(*a, **k))
+    artifact = moonmaskc.compile_schema({"type": "string", "maxLength": 64}, tokenizer=vocabulary)
+    assert len(built) == 1 and built[0].regions is None  # only the written-out DFA's table
+    note = artifact.metadata["notes"]["length_counters"]
+    assert "a token starts 70 characters in a string it opens" in note
+    assert artifact.token_table.allowed(artifact.dfa.start).tolist() == [letters.index(b'"')]

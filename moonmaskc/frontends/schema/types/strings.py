@@ -86,7 +86,7 @@ COUNTED_MIN_ROOM = 64
 when the compile uses length counters (written out, it needs 14 states per character), at least
 ``COUNTED_MIN_ROOM_AFTER_PREFIX`` when ``minLength`` characters come before it. The token table
 needs every region's room past the characters a token can start in a region it enters
-(``token_table._counted_regions``). A region right after the opening quote is entered by the
+(``token_table._counted_regions_admitted``). A region right after the opening quote is entered by the
 quote: GPT-2's and SmolLM2's tokens start at most 3 characters after a quote, Mistral's 6,
 Llama-3's 32."""
 
