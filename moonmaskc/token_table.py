@@ -319,6 +319,8 @@ def build_token_table(
     if trie is None:
         trie = trie_for(vocabulary)
     roles = _counted_regions_admitted(dfa, vocabulary) if dfa.regions is not None else None
+    if dfa.nests is not None:
+        _nest_regions_admitted(dfa, vocabulary)
     num_states = dfa.num_states
     on_level: Callable[[float], None] | None = None
     if progress is not None:
@@ -343,17 +345,18 @@ def build_token_table(
     if roles is not None:
         table.region_counts = _counted_regions(dfa, table, roles)
     if dfa.nests is not None:
-        table.nest_dynamic = _nest_regions(dfa, vocabulary)
+        from moonmaskc.nest_tokens import dynamic_tokens_of
+
+        table.nest_dynamic = dynamic_tokens_of(dfa, vocabulary)  # (admitted above)
     return table
 
 
-def _nest_regions(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
-    """The tokens each state's stack decides (``nest_tokens.dynamic_tokens_of``), once the fact
-    the runtime's budgets rest on holds: from every state a fewest-bytes ending is spelled one
-    byte per token (``nest_tokens.unspelled_endings``; else ``NestRegionError``: the compile
-    writes the free values out)."""
+def _nest_regions_admitted(dfa: DFA, vocabulary: Vocabulary) -> None:
+    """``NestRegionError`` (the compile writes the free values out) unless the fact the runtime's
+    budgets rest on holds: from every state a fewest-bytes ending is spelled one byte per token
+    (``nest_tokens.unspelled_endings``). Checked before the table is built: it needs none."""
     from moonmaskc.automata.nested import NestRegionError
-    from moonmaskc.nest_tokens import dynamic_tokens_of, unspelled_endings
+    from moonmaskc.nest_tokens import unspelled_endings
 
     singles = _SINGLE_BYTES.get(vocabulary.fingerprint)
     if singles is None:
@@ -363,7 +366,6 @@ def _nest_regions(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndar
     problem = unspelled_endings(dfa, singles)
     if problem is not None:
         raise NestRegionError(problem)
-    return dynamic_tokens_of(dfa, vocabulary)
 
 
 _COUNTS_CACHE: dict[tuple[str, bytes], np.ndarray] = {}

@@ -283,3 +283,19 @@ def test_unspelled_endings_match_the_edge_by_edge_check_on_maskbench() -> None:
                 named += 1
             compared += 1
     assert compared >= 40 and named >= 10, (compared, named)
+
+
+def test_stacks_refused_by_the_vocabulary_cost_no_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether the vocabulary spells every fewest ending needs no token table, so it is asked
+    before one is built: a vocabulary without `]` makes one table, the written-out DFA's."""
+    from moonmaskc import token_table
+    from moonmaskc.vocabulary import Vocabulary
+
+    tokens = [b"", *[bytes([b]) for b in range(256) if b != ord("]")]]
+    vocabulary = Vocabulary.from_tokens(tokens, eos_id=0)
+    built = []
+    real = token_table.token_classes
+    monkeypatch.setattr(token_table, "token_classes", lambda *a, **k: built.append(a[0]) or real(*a, **k))
+    written = compile_source("schema", OPEN, CompileOptions(free_value_stacks=True, tokenizer=vocabulary))
+    assert written.dfa.nests is None and written.metadata["notes"]["free_value_stacks"].startswith("not used")
+    assert len(built) == 1 and built[0] is written.dfa
