@@ -54,6 +54,8 @@ LOOP_GROUP_BYTES = 10
 MAX_LOOP_GROUPS = 64
 MIN_GROUPED_STATES = 640
 MIN_GROUPED_NODES = 4096
+MIN_GROUPED_DFA = 2048  # (smaller DFAs seldom group MIN_GROUPED_STATES states: not searched)
+MIN_HOMES = 32  # (fewer homes lead to fewer than MIN_GROUPED_STATES states in practice: skip them)
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,9 +261,9 @@ def _native_maps(
         raise MalformedArraysError("a DFA transition outside its states (rejected by the native core)")
     byte_class = np.ascontiguousarray(dfa.byte_class, dtype=np.int32)
     groups = None
-    if dfa.num_states > MIN_GROUPED_STATES and trie.num_nodes >= MIN_GROUPED_NODES:
+    if dfa.num_states >= max(MIN_GROUPED_DFA, MIN_GROUPED_STATES) and trie.num_nodes >= MIN_GROUPED_NODES:
         # (else too few states to group, or too few prefixes to repeat them: a probe's tokens)
-        home_status, home = module.home_states(table, byte_class, LOOP_GROUP_BYTES)
+        home_status, home = module.home_states(table, byte_class, LOOP_GROUP_BYTES, MIN_HOMES)
         if home_status != module.OK:
             raise MalformedArraysError("a byte class outside the DFA's columns (rejected by the native core)")
         groups = loop_groups(table, home)

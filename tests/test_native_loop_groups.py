@@ -189,6 +189,8 @@ def test_token_tables_with_groups_match_the_pure_path(
     closing tokens, fewer than ``MIN_GROUPED_NODES`` trie nodes) grouped too."""
     monkeypatch.setattr(token_classes, "MIN_GROUPED_STATES", 0)
     monkeypatch.setattr(token_classes, "MIN_GROUPED_NODES", 0)
+    monkeypatch.setattr(token_classes, "MIN_GROUPED_DFA", 0)
+    monkeypatch.setattr(token_classes, "MIN_HOMES", 0)
     vocabulary, trie = vocabulary_and_trie(tokenizer)
     paths = [*EXAMPLES, data_path("schemas", "jsonschemabench", BENCH_SCHEMAS[0])]
     for path in paths:
@@ -210,6 +212,8 @@ def test_small_dfas_with_groups_match_the_pure_path(case: tuple[DFA, Vocabulary]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(token_classes, "MIN_GROUPED_STATES", 0)
         patch.setattr(token_classes, "MIN_GROUPED_NODES", 0)
+        patch.setattr(token_classes, "MIN_GROUPED_DFA", 0)
+        patch.setattr(token_classes, "MIN_HOMES", 0)
         patch.setattr(token_classes, "LOOP_GROUP_BYTES", least)
         groups = groups_of(walk, dfa, least)
         if groups is not None:
@@ -221,7 +225,7 @@ def test_small_dfas_with_groups_match_the_pure_path(case: tuple[DFA, Vocabulary]
 # -- homes and groups ------------------------------------------------------------------------
 
 
-def reference_homes(table: np.ndarray, byte_class: np.ndarray, least: int) -> np.ndarray:
+def reference_homes(table: np.ndarray, byte_class: np.ndarray, least: int, fewest_homes: int) -> np.ndarray:
     """``home_states`` by its definition, one state at a time."""
     states = table.shape[0]
     by_byte = table[:, byte_class]  # [states, 256]
@@ -230,6 +234,8 @@ def reference_homes(table: np.ndarray, byte_class: np.ndarray, least: int) -> np
     for s in range(1, states):
         if looping[s] >= least:
             home[s] = s
+    if np.count_nonzero(home >= 0) < fewest_homes:
+        return home
     for s in range(1, states):
         if home[s] == s:
             continue
@@ -252,8 +258,11 @@ def reference_homes(table: np.ndarray, byte_class: np.ndarray, least: int) -> np
     st.integers(1, 6),
     st.integers(0, 2**32 - 1),
     st.integers(1, 200),
+    st.integers(0, 4),
 )
-def test_home_states_follow_their_definition(states: int, classes: int, seed: int, least: int) -> None:
+def test_home_states_follow_their_definition(
+    states: int, classes: int, seed: int, least: int, fewest_homes: int
+) -> None:
     walk = native_walk()
     if walk is None:
         pytest.skip("native token_walk is not built")
@@ -261,9 +270,9 @@ def test_home_states_follow_their_definition(states: int, classes: int, seed: in
     table = rng.integers(0, states, size=(states, classes)).astype(np.int32)
     table[0] = 0
     byte_class = rng.integers(0, classes, size=256).astype(np.int32)
-    status, home = walk.home_states(table, byte_class, least)
+    status, home = walk.home_states(table, byte_class, least, fewest_homes)
     assert status == walk.OK
-    assert np.array_equal(home, reference_homes(table, byte_class, least))
+    assert np.array_equal(home, reference_homes(table, byte_class, least, fewest_homes))
 
 
 def test_home_states_reject_a_byte_class_past_the_columns(walk: ModuleType) -> None:

@@ -78,9 +78,10 @@ extra_row, on_level, dense_pairs, group_of, group_home, group_loops)``
   classes). Status ``BAD_INPUT`` (``columns`` ``None``) for a target outside ``[0, states)``, or
   past 16 bits when ``narrow``.
 
-``home_states(table, byte_class, least)``
+``home_states(table, byte_class, least, fewest_homes)``
   Takes: a DFA's transitions ``table`` (int32[states, classes], at most 256 classes), its
-  ``byte_class`` (int32[256]) and a number of bytes. Hands on: ``(status, home)``, ``home``
+  ``byte_class`` (int32[256]), a number of bytes and of homes (with fewer homes than
+  ``fewest_homes``, no state but a home gets one: the caller groups nothing so small). Hands on: ``(status, home)``, ``home``
   int32[states]: a state that at least ``least`` bytes lead back to itself is its own home (the
   inside of a string); another state's home is a home that at least three quarters of the
   bytes that keep it in place lead to from the state (the one the most lead to, the smallest on
@@ -1957,11 +1958,17 @@ cdef enum:
     _TILE = 64
 
 
-def home_states(const int32_t[:, ::1] table not None, const int32_t[::1] byte_class not None, int64_t least):
+def home_states(
+    const int32_t[:, ::1] table not None,
+    const int32_t[::1] byte_class not None,
+    int64_t least,
+    int64_t fewest_homes=0,
+):
     """See the module docstring: ``(status, home)``."""
     cdef int64_t num_states = table.shape[0]
     cdef int64_t num_classes = table.shape[1]
-    cdef int64_t s, c, t, count, best, best_count, k, found
+    cdef int64_t s, c, t, count, best, best_count, k, found, homes = 0
+    cdef const int32_t* row
     cdef int64_t class_bytes[256]
     cdef int64_t seen_target[256]
     cdef int64_t seen_count[256]
@@ -1980,13 +1987,15 @@ def home_states(const int32_t[:, ::1] table not None, const int32_t[::1] byte_cl
     with nogil:
         for s in range(1, num_states):  # the homes: at least ``least`` bytes lead back
             count = 0
+            row = &table[s, 0]
             for c in range(num_classes):
-                if table[s, c] == s:
-                    count += class_bytes[c]
+                count += class_bytes[c] * (row[c] == s)
             loop_view[s] = <int32_t>count
             if count >= least:
                 home_view[s] = <int32_t>s
-        for s in range(1, num_states):  # the lead-ins: bytes that their home keeps, to that home
+                homes += 1
+        for s in range(1, num_states if homes >= fewest_homes else 1):  # the lead-ins: bytes
+            # that their home keeps, to that home
             if home_view[s] == s:
                 continue
             k = 0
