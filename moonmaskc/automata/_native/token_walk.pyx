@@ -158,6 +158,16 @@ cdef extern from *:
     MOONMASKC_COMPOSE_SMALL(moonmaskc_compose_small_u16, uint16_t)
     MOONMASKC_COMPOSE_SMALL(moonmaskc_compose_small_i32, int32_t)
 
+    /* Flip the bits of tokens[first:last] in `row` (a class's tokens: distinct). Out of line,
+       with restrict pointers, so that the loop is compiled alike whatever surrounds it. */
+    static MOONMASKC_NOINLINE void moonmaskc_flip_class(
+        uint32_t* __restrict row, const int32_t* __restrict tokens, int64_t first, int64_t last) {
+        for (int64_t j = first; j < last; j++) {
+            int32_t token = tokens[j];
+            row[token >> 5] ^= (uint32_t)1 << (token & 31);
+        }
+    }
+
     /* The tokens to flip from the pattern `theirs` to `mine` (0/1 bytes, `stride` of them, a
        multiple of 8, zero past the classes): the sum of `sizes` where they differ, compared eight
        classes at a time; stops as soon as the sum reaches `best`. */
@@ -188,6 +198,9 @@ cdef extern from *:
     uint64_t _compose_small_u16 "moonmaskc_compose_small_u16"(
         const int32_t* support, const uint16_t* targets, int64_t size, const uint16_t* column,
         const uint64_t* weights, int32_t* out_support, uint16_t* out_targets, int64_t* out_size,
+    ) noexcept nogil
+    void _flip_class "moonmaskc_flip_class"(
+        uint32_t* row, const int32_t* tokens, int64_t first, int64_t last
     ) noexcept nogil
     int64_t _flip_cost "moonmaskc_flip_cost"(
         const uint8_t* mine, const uint8_t* theirs, int64_t stride, const int64_t* sizes, int64_t best
@@ -1747,16 +1760,6 @@ cdef int _bigger_first(const void* a, const void* b) noexcept nogil:
     if x.size != y.size:
         return -1 if x.size > y.size else 1
     return -1 if x.cls < y.cls else (1 if x.cls > y.cls else 0)
-
-
-cdef inline void _flip_class(
-    uint32_t* row, const int32_t* tokens, int64_t first, int64_t last
-) noexcept nogil:
-    cdef int64_t j
-    cdef int32_t token
-    for j in range(first, last):
-        token = tokens[j]
-        row[token >> 5] ^= (<uint32_t>1) << (token & 31)
 
 
 cdef int _pack(
