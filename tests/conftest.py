@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import settings
@@ -70,3 +71,27 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(f"moonmaskc was imported from {found}, not from {expected}")
     if not native_built():
         raise pytest.UsageError(f"the native core in {expected} is not built")
+
+
+NOT_BUILT = (
+    "native token_walk is not built (build it with "
+    "`cythonize -i -3 moonmaskc/automata/_native/token_walk.pyx` or reinstall with a C compiler)"
+)
+
+
+def native_walk() -> ModuleType | None:
+    """The native token walk whether or not ``MOONMASKC_PURE`` is set (``None`` when not built)."""
+    from moonmaskc.automata.native import PURE_ENV, native
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(PURE_ENV, raising=False)
+        return native("token_walk")
+
+
+@pytest.fixture
+def walk() -> ModuleType:
+    """The native token walk; skips when it was not built."""
+    module = native_walk()
+    if module is None:
+        pytest.skip(NOT_BUILT)
+    return module

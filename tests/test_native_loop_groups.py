@@ -12,7 +12,6 @@ must equal the pure path's, and malformed group arrays are ``BAD_INPUT``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -24,12 +23,16 @@ from hypothesis import strategies as st
 
 from moonmaskc import compile_schema, token_classes
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.automata.native import PURE_ENV, native
 from moonmaskc.token_table import build_token_table
 from moonmaskc.trie import ByteTrie, build_trie, trie_for
 from moonmaskc.vocabulary import Vocabulary, load_vocabulary
-from tests.conftest import PROJECT_ROOT, data_path
-from tests.test_native_token_walk import assert_same_tables, both_paths, small_cases
+from tests.conftest import NOT_BUILT, PROJECT_ROOT, data_path, native_walk
+from tests.test_native_token_walk import (
+    assert_same_tables,
+    both_paths,
+    shared_cache,  # noqa: F401  (an autouse fixture: the cache folder)
+    small_cases,
+)
 
 EXAMPLES = sorted((PROJECT_ROOT / "examples" / "schemas").glob("*.json"))
 BENCH_SCHEMAS = (
@@ -37,27 +40,6 @@ BENCH_SCHEMAS = (
     "Kubernetes/kb_95_Normalized.json",
     "Github_ultra/o15627.json",
 )
-
-
-@pytest.fixture(autouse=True, scope="module")
-def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MOONMASKC_CACHE", str(tmp_path_factory.mktemp("cache")))
-        yield
-
-
-def native_walk() -> ModuleType | None:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv(PURE_ENV, raising=False)
-        return native("token_walk")
-
-
-@pytest.fixture
-def walk() -> ModuleType:
-    module = native_walk()
-    if module is None:
-        pytest.skip("native token_walk is not built")
-    return module
 
 
 @cache
@@ -80,20 +62,7 @@ def groups_of(walk: ModuleType, dfa: DFA, least: int) -> tuple[np.ndarray, np.nd
 
 def composed(walk: ModuleType, dfa: DFA, trie: ByteTrie, groups: object) -> tuple[object, ...]:
     """``compose_over_trie`` (with ``groups`` or without) and the compact table of every map."""
-    narrow = dfa.num_states <= np.iinfo(np.uint16).max
-    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow)
-    assert status == walk.OK
-    eos_row = np.where(dfa.accepting, np.arange(dfa.num_states), 0).astype(columns.dtype)
-    arguments = (
-        columns,
-        np.ascontiguousarray(trie.node_parent, dtype=np.int32),
-        np.ascontiguousarray(trie.node_byte, dtype=np.uint8),
-        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
-        np.ascontiguousarray(trie.level_offsets, dtype=np.int64),
-        1 << 40,
-        eos_row,
-        None,
-    )
+    arguments = composed_arguments(walk, dfa, trie)
     keywords = {}
     if groups is not None:
         group_of, group_home, group_loops = groups  # type: ignore[misc]
@@ -206,7 +175,7 @@ def test_small_dfas_with_groups_match_the_pure_path(case: tuple[DFA, Vocabulary]
     composition equals the plain one, and the token table equals the pure path's."""
     walk = native_walk()
     if walk is None:
-        pytest.skip("native token_walk is not built")
+        pytest.skip(NOT_BUILT)
     dfa, vocabulary = case
     trie = build_trie(vocabulary)
     with pytest.MonkeyPatch.context() as patch:
@@ -265,7 +234,7 @@ def test_home_states_follow_their_definition(
 ) -> None:
     walk = native_walk()
     if walk is None:
-        pytest.skip("native token_walk is not built")
+        pytest.skip(NOT_BUILT)
     rng = np.random.default_rng(seed)
     table = rng.integers(0, states, size=(states, classes)).astype(np.int32)
     table[0] = 0
@@ -372,7 +341,9 @@ def test_malformed_groups_are_rejected(walk: ModuleType) -> None:
 
 
 def composed_arguments(walk: ModuleType, dfa: DFA, trie: ByteTrie) -> tuple[object, ...]:
-    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), True)
+    """``compose_over_trie``'s positional arguments for ``dfa`` over ``trie`` (the eos row)."""
+    narrow = dfa.num_states <= np.iinfo(np.uint16).max
+    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow)
     assert status == walk.OK
     eos_row = np.where(dfa.accepting, np.arange(dfa.num_states), 0).astype(columns.dtype)
     return (

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from moonmaskc import compile_schema
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.automata.native import PURE_ENV, native
+from moonmaskc.automata.native import PURE_ENV
 from moonmaskc.errors import LimitError, MoonmaskError
 from moonmaskc.next_table import NextTable
 from moonmaskc.token_classes import TokenClasses, token_classes
@@ -32,7 +32,7 @@ from moonmaskc.token_masks import packed_masks
 from moonmaskc.token_table import TokenTable, build_token_table
 from moonmaskc.trie import ByteTrie, build_trie, trie_for
 from moonmaskc.vocabulary import Vocabulary, load_vocabulary
-from tests.conftest import PROJECT_ROOT, data_path
+from tests.conftest import NOT_BUILT, PROJECT_ROOT, data_path, native_walk
 
 SCHEMAS = sorted((PROJECT_ROOT / "examples" / "schemas").glob("*.json"))
 TOKENIZERS = ("gpt2", "llama3")
@@ -44,28 +44,6 @@ def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MOONMASKC_CACHE", str(tmp_path_factory.mktemp("cache")))
         yield
-
-
-NOT_BUILT = (
-    "native token_walk is not built (build it with "
-    "`cythonize -i -3 moonmaskc/automata/_native/token_walk.pyx` or reinstall with a C compiler)"
-)
-
-
-def native_walk() -> ModuleType | None:
-    """The native module whether or not ``MOONMASKC_PURE`` is set (``None`` when not built)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv(PURE_ENV, raising=False)
-        return native("token_walk")
-
-
-@pytest.fixture
-def walk() -> ModuleType:
-    """The native module; skips when it was not built."""
-    module = native_walk()
-    if module is None:
-        pytest.skip(NOT_BUILT)
-    return module
 
 
 def both_paths(monkeypatch: pytest.MonkeyPatch, run: Callable[[], T]) -> tuple[T, T]:

@@ -674,6 +674,42 @@ cdef int64_t _merge_group(
     return merged
 
 
+cdef int64_t _merge_groups(
+    const MapStore* store,
+    Grouping* grouping,
+    uint64_t groups,
+    uint64_t spread,
+    const state_t* column,
+    int32_t** support,
+    state_t** targets,
+    int32_t** spare_support,
+    state_t** spare_targets,
+    int64_t size,
+    uint64_t* implicit,
+) noexcept nogil:
+    """Each group of ``groups`` merged in turn (``_merge_group``; ``spread``: those the parent
+    sent home) into the ``size`` entries at ``support[0]`` / ``targets[0]``, each result written
+    to the spare arrays and the pointers swapped, so that ``support[0]`` / ``targets[0]`` hold the
+    entries after; the merged size."""
+    cdef int64_t g
+    cdef int32_t* swap_support
+    cdef state_t* swap_targets
+    while groups:
+        g = _lowest_bit(groups)
+        groups &= groups - 1
+        size = _merge_group(
+            store, grouping, g, (spread >> g) & 1, column, support[0], targets[0], size,
+            spare_support[0], spare_targets[0], implicit,
+        )
+        swap_support = support[0]
+        swap_targets = targets[0]
+        support[0] = spare_support[0]
+        targets[0] = spare_targets[0]
+        spare_support[0] = swap_support
+        spare_targets[0] = swap_targets
+    return size
+
+
 cdef int64_t _compose_grouped(
     const MapStore* store,
     Grouping* grouping,
@@ -710,8 +746,6 @@ cdef int64_t _compose_grouped(
     cdef state_t* current_targets = out_targets
     cdef int32_t* other_support = grouping.spare_support
     cdef state_t* other_targets = <state_t*>grouping.spare_targets
-    cdef int32_t* swap_support
-    cdef state_t* swap_targets
     grouping.epoch += 1
     cdef int64_t epoch = grouping.epoch
     for j in range(size):
@@ -767,21 +801,11 @@ cdef int64_t _compose_grouped(
             merged += 1
         kept = merged
     implicit = kept_bits
-    bit = spread | listed_home
-    dropped = bit != 0  # merged or filtered: the sum above no longer covers the entries
-    while bit:
-        g = _lowest_bit(bit)
-        bit &= bit - 1
-        kept = _merge_group(
-            store, grouping, g, (spread >> g) & 1, column, current_support, current_targets, kept,
-            other_support, other_targets, &implicit,
-        )
-        swap_support = current_support
-        swap_targets = current_targets
-        current_support = other_support
-        current_targets = other_targets
-        other_support = swap_support
-        other_targets = swap_targets
+    dropped = (spread | listed_home) != 0  # merged or filtered: the sum above covers other entries
+    kept = _merge_groups(
+        store, grouping, spread | listed_home, spread, column, &current_support, &current_targets,
+        &other_support, &other_targets, kept, &implicit,
+    )
     if dropped:
         total = _grouped_sum(current_support, current_targets, kept, weights)
     out_implicit[0] = implicit
@@ -820,21 +844,10 @@ cdef uint64_t _grouped_row(
     cdef state_t* current_targets = out_targets
     cdef int32_t* other_support = grouping.spare_support
     cdef state_t* other_targets = <state_t*>grouping.spare_targets
-    cdef int32_t* swap_support
-    cdef state_t* swap_targets
-    while groups:
-        g = _lowest_bit(groups)
-        groups &= groups - 1
-        size = _merge_group(
-            store, grouping, g, False, row, current_support, current_targets, size,
-            other_support, other_targets, &implicit,
-        )
-        swap_support = current_support
-        swap_targets = current_targets
-        current_support = other_support
-        current_targets = other_targets
-        other_support = swap_support
-        other_targets = swap_targets
+    size = _merge_groups(
+        store, grouping, groups, 0, row, &current_support, &current_targets, &other_support,
+        &other_targets, size, &implicit,
+    )
     if current_support != out_support:
         memcpy(out_support, current_support, <size_t>size * sizeof(int32_t))
         memcpy(out_targets, current_targets, <size_t>size * sizeof(state_t))
