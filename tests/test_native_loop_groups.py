@@ -11,8 +11,6 @@ must equal the pure path's, and malformed group arrays are ``BAD_INPUT``.
 
 from __future__ import annotations
 
-import json
-from functools import cache
 from pathlib import Path
 from types import ModuleType
 
@@ -24,12 +22,14 @@ from hypothesis import strategies as st
 from moonmaskc import compile_schema, token_classes
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.token_table import build_token_table
-from moonmaskc.trie import ByteTrie, build_trie, trie_for
-from moonmaskc.vocabulary import Vocabulary, load_vocabulary
+from moonmaskc.trie import ByteTrie, build_trie
+from moonmaskc.vocabulary import Vocabulary
 from tests.conftest import NOT_BUILT, PROJECT_ROOT, data_path, native_walk
 from tests.test_native_token_walk import (
     assert_same_tables,
     both_paths,
+    real_vocabulary,
+    schema_dfa,
     shared_cache,  # noqa: F401  (an autouse fixture: the cache folder)
     small_cases,
 )
@@ -40,17 +40,6 @@ BENCH_SCHEMAS = (
     "Kubernetes/kb_95_Normalized.json",
     "Github_ultra/o15627.json",
 )
-
-
-@cache
-def vocabulary_and_trie(name: str) -> tuple[Vocabulary, ByteTrie]:
-    vocabulary = load_vocabulary(data_path("tokenizers", f"{name}.json"))
-    return vocabulary, trie_for(vocabulary)
-
-
-@cache
-def dfa_of(path: Path) -> DFA:
-    return compile_schema(json.loads(path.read_text()), tokenizer=None).dfa
 
 
 def groups_of(walk: ModuleType, dfa: DFA, least: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -125,8 +114,8 @@ def test_grouped_composition_matches_the_plain_one_on_large_schemas(
 ) -> None:
     """Schemas whose strings fill most of the table (Kubernetes, Github_ultra): the groups form
     at the default thresholds, and every map, the eos map and the compact table are the same."""
-    _, trie = vocabulary_and_trie(tokenizer)
-    dfa = dfa_of(data_path("schemas", "jsonschemabench", schema))
+    _, trie = real_vocabulary(tokenizer)
+    dfa = schema_dfa(data_path("schemas", "jsonschemabench", schema))
     groups = groups_of(walk, dfa, token_classes.LOOP_GROUP_BYTES)
     assert groups is not None and groups[2].shape[0] >= 1
     assert np.count_nonzero(groups[0] >= 0) >= token_classes.MIN_GROUPED_STATES
@@ -142,8 +131,8 @@ def test_grouped_composition_matches_on_the_examples_at_any_threshold(
     """The example schemas, grouped however small (``MIN_GROUPED_STATES`` 0) and from homes that
     a single byte keeps in place: the same composition as without groups."""
     monkeypatch.setattr(token_classes, "MIN_GROUPED_STATES", 0)
-    _, trie = vocabulary_and_trie(tokenizer)
-    dfa = dfa_of(schema)
+    _, trie = real_vocabulary(tokenizer)
+    dfa = schema_dfa(schema)
     groups = groups_of(walk, dfa, least)
     assert groups is not None
     assert_same_composition(composed(walk, dfa, trie, groups), composed(walk, dfa, trie, None))
@@ -160,10 +149,10 @@ def test_token_tables_with_groups_match_the_pure_path(
     monkeypatch.setattr(token_classes, "MIN_GROUPED_NODES", 0)
     monkeypatch.setattr(token_classes, "MIN_GROUPED_DFA", 0)
     monkeypatch.setattr(token_classes, "MIN_HOMES", 0)
-    vocabulary, trie = vocabulary_and_trie(tokenizer)
+    vocabulary, trie = real_vocabulary(tokenizer)
     paths = [*EXAMPLES, data_path("schemas", "jsonschemabench", BENCH_SCHEMAS[0])]
     for path in paths:
-        dfa = dfa_of(path)
+        dfa = schema_dfa(path)
         got, expected = both_paths(monkeypatch, lambda dfa=dfa: build_token_table(dfa, vocabulary, trie=trie))
         assert_same_tables(got, expected)
 

@@ -609,6 +609,17 @@ cdef inline uint64_t _grouped_hash(uint64_t total, uint64_t implicit) noexcept n
     return _mix(total + implicit * <uint64_t>0xD6E8FEB86659FD93)
 
 
+cdef inline state_t _member_target(
+    const MapStore* store, const Grouping* grouping, int32_t p, bint spread, const state_t* column
+) noexcept nogil:
+    """The composed target of group state ``p`` (see ``_merge_group``)."""
+    if grouping.stamp[p] == grouping.epoch:
+        return <state_t>grouping.value[p]
+    if spread:
+        return column[store.home[p]]
+    return 0
+
+
 cdef int64_t _merge_group(
     const MapStore* store,
     Grouping* grouping,
@@ -627,21 +638,14 @@ cdef int64_t _merge_group(
     ``column[home]`` when the parent sent it home (``spread``), else 0. Sets the group's bit in
     ``implicit`` when at least half of them go home (listing the others, 0 included), else lists
     those alive. Gives the merged size."""
-    cdef int64_t member, member_end, at = 0, merged = 0, home_count = 0, epoch = grouping.epoch
+    cdef int64_t member, at = 0, merged = 0, home_count = 0
+    cdef int64_t member_end = store.member_start[g + 1]
     cdef int32_t p
     cdef state_t target
     cdef bint listed
-    member = store.member_start[g]
-    member_end = store.member_start[g + 1]
     for member in range(store.member_start[g], member_end):
         p = store.members[member]
-        if grouping.stamp[p] == epoch:
-            target = <state_t>grouping.value[p]
-        elif spread:
-            target = column[store.home[p]]
-        else:
-            target = 0
-        home_count += <int64_t>target == store.home[p]
+        home_count += <int64_t>_member_target(store, grouping, p, spread, column) == store.home[p]
     cdef bint goes_home = 2 * home_count >= member_end - store.member_start[g]
     if goes_home:
         implicit[0] |= (<uint64_t>1) << g
@@ -652,12 +656,7 @@ cdef int64_t _merge_group(
             out_targets[merged] = targets[at]
             merged += 1
             at += 1
-        if grouping.stamp[p] == epoch:
-            target = <state_t>grouping.value[p]
-        elif spread:
-            target = column[store.home[p]]
-        else:
-            target = 0
+        target = _member_target(store, grouping, p, spread, column)
         if goes_home:
             listed = <int64_t>target != store.home[p]
         else:
