@@ -37,7 +37,7 @@ from moonmaskc.errors import MalformedArraysError
 CELLS_PER_CHUNK = 1 << 19
 BIG_CLASS_CHOICES = (8, 16, 32, 64, 128, 256, 512)
 SMALL_TOKEN_COST = 64  # a small-token cell in multiply-adds of the product (timed: 16 to 256 all close)
-NATIVE_WINDOW = 16  # earlier rows tried as a native row's start (timed: 8 to 32 close, 64 slower)
+NATIVE_WINDOW = 8  # earlier rows tried as a native row's start (examples, GPT-2, Llama-3: 4-16 close)
 
 
 def packed_masks(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.ndarray:

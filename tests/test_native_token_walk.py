@@ -292,6 +292,29 @@ def test_packing_from_any_window(walk: ModuleType) -> None:
         assert status == walk.OK and np.array_equal(masks, direct), window
 
 
+@pytest.mark.parametrize("vocab_size", [1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 1001, 4099])
+def test_packing_buckets_every_quarter_of_the_vocabulary(walk: ModuleType, vocab_size: int) -> None:
+    """The tokens are bucketed by class in four quarters side by side (the last one also takes the
+    tokens past four equal quarters; a vocabulary of fewer than four tokens is one lane): at every
+    size the masks are the definition's, one class holding most tokens as on real vocabularies,
+    and a class out of range in any quarter is refused."""
+    rng = np.random.default_rng(vocab_size)
+    token_class = np.where(rng.random(vocab_size) < 0.8, 2, rng.integers(0, 6, vocab_size)).astype(np.uint16)
+    allowed = rng.random((9, 6)) < 0.5
+    padded = np.zeros((9, (vocab_size + 31) // 32 * 32), dtype=bool)
+    padded[:, :vocab_size] = allowed[:, token_class]
+    direct = np.packbits(padded, axis=1, bitorder="little").view("<u4")
+    for window in (0, 8):
+        status, masks = walk.pack_masks(allowed.view(np.uint8), token_class, window)
+        assert status == walk.OK and np.array_equal(masks, direct), window
+    quarter = max(vocab_size // 4, 1)
+    for place in {0, quarter - 1, quarter, 2 * quarter, 3 * quarter, vocab_size - 1}:
+        if place < vocab_size:
+            bad = token_class.copy()
+            bad[place] = 6
+            assert walk.pack_masks(allowed.view(np.uint8), bad, 8) == (walk.BAD_INPUT, None), place
+
+
 # -- large synthetic DFAs ---------------------------------------------------------------------------
 
 

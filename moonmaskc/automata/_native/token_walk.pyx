@@ -158,13 +158,32 @@ cdef extern from *:
     MOONMASKC_COMPOSE_SMALL(moonmaskc_compose_small_u16, uint16_t)
     MOONMASKC_COMPOSE_SMALL(moonmaskc_compose_small_i32, int32_t)
 
-    /* Flip the bits of tokens[first:last] in `row` (a class's tokens: distinct). Out of line,
-       with restrict pointers, so that the loop is compiled alike whatever surrounds it. */
-    static MOONMASKC_NOINLINE void moonmaskc_flip_class(
-        uint32_t* __restrict row, const int32_t* __restrict tokens, int64_t first, int64_t last) {
-        for (int64_t j = first; j < last; j++) {
-            int32_t token = tokens[j];
-            row[token >> 5] ^= (uint32_t)1 << (token & 31);
+    /* Flip in `row` the tokens of every class on which the patterns `mine` and `theirs` differ
+       (0/1 bytes, `stride` of them, a multiple of 8; byte k is class class_at[k], whose tokens
+       are tokens[starts[c]:starts[c + 1]]), found eight classes at a time. */
+    static MOONMASKC_NOINLINE void moonmaskc_flip_differing(
+        uint32_t* __restrict row, const uint8_t* mine, const uint8_t* theirs, int64_t stride,
+        const int64_t* __restrict class_at, const int64_t* __restrict starts,
+        const int32_t* __restrict tokens) {
+        for (int64_t chunk = 0; chunk < stride; chunk += 8) {
+            uint64_t a, b, differ;
+            memcpy(&a, mine + chunk, 8);
+            memcpy(&b, theirs + chunk, 8);
+            differ = a ^ b;
+            while (differ) {
+    #if defined(__GNUC__) || defined(__clang__)
+                int byte = __builtin_ctzll(differ) >> 3;
+    #else
+                int byte = 0;
+                while (!((differ >> (8 * byte)) & 0xFF)) byte++;
+    #endif
+                int64_t c = class_at[chunk + byte];
+                for (int64_t j = starts[c]; j < starts[c + 1]; j++) {
+                    int32_t token = tokens[j];
+                    row[token >> 5] ^= (uint32_t)1 << (token & 31);
+                }
+                differ &= differ - 1;
+            }
         }
     }
 
@@ -199,8 +218,9 @@ cdef extern from *:
         const int32_t* support, const uint16_t* targets, int64_t size, const uint16_t* column,
         const uint64_t* weights, int32_t* out_support, uint16_t* out_targets, int64_t* out_size,
     ) noexcept nogil
-    void _flip_class "moonmaskc_flip_class"(
-        uint32_t* row, const int32_t* tokens, int64_t first, int64_t last
+    void _flip_differing "moonmaskc_flip_differing"(
+        uint32_t* row, const uint8_t* mine, const uint8_t* theirs, int64_t stride,
+        const int64_t* class_at, const int64_t* starts, const int32_t* tokens
     ) noexcept nogil
     int64_t _flip_cost "moonmaskc_flip_cost"(
         const uint8_t* mine, const uint8_t* theirs, int64_t stride, const int64_t* sizes, int64_t best
@@ -1774,6 +1794,74 @@ cdef int _bigger_first(const void* a, const void* b) noexcept nogil:
     return -1 if x.cls < y.cls else (1 if x.cls > y.cls else 0)
 
 
+cdef enum:
+    _LANES = 4  # the vocabulary's quarters, bucketed side by side (see _bucket_tokens)
+
+
+cdef int _bucket_tokens(
+    const class_t* token_class, int64_t vocab_size, int64_t classes, int64_t* starts, int32_t* tokens
+) noexcept nogil:
+    """``tokens``: the token ids by class, ascending within each class; ``starts[c]:starts[c + 1]``
+    class ``c``'s (``starts`` has ``classes + 1`` entries). 0, ``BAD_INPUT`` (a class out of range)
+    or ``_NO_MEMORY``.
+
+    One vocabulary-long counter per class would make every token wait for the one before it
+    whenever they share a class (most tokens share one: the dead class of a small DFA), so each
+    quarter of the vocabulary has its own counters and the four quarters are read side by side."""
+    cdef int64_t quarter = vocab_size // _LANES
+    cdef int64_t lanes = _LANES if quarter > 0 else 1
+    cdef int64_t length, i, q, c, t, total
+    cdef int64_t* lane_count
+    if lanes == 1:
+        quarter = vocab_size
+    lane_count = <int64_t*>calloc(<size_t>(lanes * classes + 1), sizeof(int64_t))
+    if lane_count == NULL:
+        return _NO_MEMORY
+    for q in range(lanes):  # the last lane also takes the tokens past lanes * quarter
+        length = quarter if q < lanes - 1 else vocab_size - q * quarter
+        for i in range(length):
+            c = token_class[q * quarter + i]
+            if c < 0 or c >= classes:
+                free(lane_count)
+                return _BAD_INPUT
+    if lanes == _LANES:
+        for i in range(quarter):
+            lane_count[token_class[i]] += 1
+            lane_count[classes + token_class[quarter + i]] += 1
+            lane_count[2 * classes + token_class[2 * quarter + i]] += 1
+            lane_count[3 * classes + token_class[3 * quarter + i]] += 1
+    for t in range((lanes - 1) * quarter + (quarter if lanes == _LANES else 0), vocab_size):
+        lane_count[(lanes - 1) * classes + token_class[t]] += 1
+    total = 0
+    for c in range(classes):  # each lane's counter becomes where its next token of c goes
+        starts[c] = total
+        for q in range(lanes):
+            i = lane_count[q * classes + c]
+            lane_count[q * classes + c] = total
+            total += i
+    starts[classes] = total
+    if lanes == _LANES:
+        for i in range(quarter):
+            c = token_class[i]
+            tokens[lane_count[c]] = <int32_t>i
+            lane_count[c] += 1
+            c = classes + token_class[quarter + i]
+            tokens[lane_count[c]] = <int32_t>(quarter + i)
+            lane_count[c] += 1
+            c = 2 * classes + token_class[2 * quarter + i]
+            tokens[lane_count[c]] = <int32_t>(2 * quarter + i)
+            lane_count[c] += 1
+            c = 3 * classes + token_class[3 * quarter + i]
+            tokens[lane_count[c]] = <int32_t>(3 * quarter + i)
+            lane_count[c] += 1
+    for t in range((lanes - 1) * quarter + (quarter if lanes == _LANES else 0), vocab_size):
+        c = (lanes - 1) * classes + token_class[t]
+        tokens[lane_count[c]] = <int32_t>t
+        lane_count[c] += 1
+    free(lane_count)
+    return 0
+
+
 cdef int _pack(
     const uint8_t* allowed,
     int64_t rows,
@@ -1788,70 +1876,63 @@ cdef int _pack(
     cdef int64_t* starts = <int64_t*>malloc(<size_t>(classes + 1) * sizeof(int64_t))
     cdef int32_t* tokens = <int32_t*>malloc(<size_t>(vocab_size + 1) * sizeof(int32_t))
     cdef SizedClass* order = <SizedClass*>malloc(<size_t>(classes + 1) * sizeof(SizedClass))
-    cdef int64_t* fill = <int64_t*>malloc(<size_t>(classes + 1) * sizeof(int64_t))
     cdef uint32_t* full = <uint32_t*>malloc(<size_t>(words + 1) * sizeof(uint32_t))
-    cdef uint8_t* pattern = NULL  # rows x stride (used classes, biggest first, then zeros)
+    cdef uint8_t* pattern = NULL  # rows x stride (used classes, biggest first, then zeros),
+    # then a row of no class and a row of every class
     cdef int64_t* allowed_tokens = NULL
     cdef int64_t* sizes = NULL  # the used classes' sizes, biggest first, then zeros
+    cdef int64_t* class_at = NULL  # the used classes, biggest first, then zeros
     cdef int64_t used = 0
     cdef int64_t stride = 0
-    cdef int64_t r, k, t, c, p, first, best, cost, base
+    cdef int64_t r, k, c, p, first, best, cost, base
     cdef const uint8_t* mine
+    cdef const uint8_t* source
+    cdef uint8_t* written
     cdef uint32_t* row
-    cdef uint8_t start_bit
+    cdef uint8_t bit
     cdef int status = 0
-    if starts == NULL or tokens == NULL or order == NULL or fill == NULL or full == NULL:
+    if starts == NULL or tokens == NULL or order == NULL or full == NULL:
         status = _NO_MEMORY
     if status == 0:
-        memset(starts, 0, <size_t>(classes + 1) * sizeof(int64_t))
-        for t in range(vocab_size):
-            c = token_class[t]
-            if c < 0 or c >= classes:
-                status = _BAD_INPUT
-                break
-            starts[c + 1] += 1
+        status = _bucket_tokens(token_class, vocab_size, classes, starts, tokens)
     if status == 0:
         for c in range(classes):
-            if starts[c + 1] > 0:
-                order[used].size = starts[c + 1]
+            if starts[c + 1] > starts[c]:
+                order[used].size = starts[c + 1] - starts[c]
                 order[used].cls = c
                 used += 1
-            starts[c + 1] += starts[c]
-            fill[c] = starts[c]
-        for t in range(vocab_size):  # tokens by class, ascending within each class
-            c = token_class[t]
-            tokens[fill[c]] = <int32_t>t
-            fill[c] += 1
         qsort(order, <size_t>used, sizeof(SizedClass), _bigger_first)
         stride = (used + 7) // 8 * 8
-        pattern = <uint8_t*>malloc(<size_t>(rows * stride + 1))
+        pattern = <uint8_t*>calloc(<size_t>((rows + 2) * stride + 1), 1)
         allowed_tokens = <int64_t*>malloc(<size_t>(rows + 1) * sizeof(int64_t))
-        sizes = <int64_t*>malloc(<size_t>(stride + 1) * sizeof(int64_t))
-        if pattern == NULL or allowed_tokens == NULL or sizes == NULL:
+        sizes = <int64_t*>calloc(<size_t>(stride + 1), sizeof(int64_t))
+        class_at = <int64_t*>calloc(<size_t>(stride + 1), sizeof(int64_t))
+        if pattern == NULL or allowed_tokens == NULL or sizes == NULL or class_at == NULL:
             status = _NO_MEMORY
     if status == 0:
-        memset(pattern, 0, <size_t>(rows * stride))
-        memset(sizes, 0, <size_t>stride * sizeof(int64_t))
         for k in range(used):
             sizes[k] = order[k].size
+            class_at[k] = order[k].cls
+            pattern[(rows + 1) * stride + k] = 1
         for r in range(rows):
             cost = 0
+            source = allowed + r * classes
+            written = pattern + r * stride
             for k in range(used):
-                start_bit = 1 if allowed[r * classes + order[k].cls] else 0
-                pattern[r * stride + k] = start_bit
-                if start_bit:
-                    cost += order[k].size
+                bit = source[class_at[k]] != 0
+                written[k] = bit
+                cost += sizes[k] * bit
             allowed_tokens[r] = cost
         memset(full, 0xFF, <size_t>words * sizeof(uint32_t))
         if vocab_size % 32:
             full[words - 1] = ((<uint32_t>1) << (vocab_size % 32)) - 1
         for r in range(rows):
-            # base: -1 no token, -2 every token, else an earlier row
+            # base: rows (no token), rows + 1 (every token) or an earlier row
             best = allowed_tokens[r]
-            base = -1
+            base = rows
             if vocab_size - allowed_tokens[r] < best:
                 best = vocab_size - allowed_tokens[r]
-                base = -2
+                base = rows + 1
             mine = pattern + r * stride
             first = r - window if r > window else 0
             p = r - 1
@@ -1862,28 +1943,19 @@ cdef int _pack(
                     base = p
                 p -= 1
             row = out + r * words
-            if base == -2:
+            if base == rows + 1:
                 memcpy(row, full, <size_t>words * sizeof(uint32_t))
-            elif base >= 0:
+            elif base < rows:
                 memcpy(row, out + base * words, <size_t>words * sizeof(uint32_t))
-            for k in range(used):
-                if base == -1:
-                    start_bit = 0
-                elif base == -2:
-                    start_bit = 1
-                else:
-                    start_bit = pattern[base * stride + k]
-                if mine[k] != start_bit:
-                    c = order[k].cls
-                    _flip_class(row, tokens, starts[c], starts[c + 1])
+            _flip_differing(row, mine, pattern + base * stride, stride, class_at, starts, tokens)
     free(starts)
     free(tokens)
     free(order)
-    free(fill)
     free(full)
     free(pattern)
     free(allowed_tokens)
     free(sizes)
+    free(class_at)
     return status
 
 
