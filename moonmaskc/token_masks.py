@@ -83,6 +83,49 @@ def packed_masks(allowed_classes: np.ndarray, token_class: np.ndarray) -> np.nda
     return masks
 
 
+def packed_row_masks(
+    row_class_offsets: np.ndarray, row_classes: np.ndarray, num_classes: int, token_class: np.ndarray
+) -> np.ndarray:
+    """``packed_masks`` of rows given as lists of classes (a compact next-state table's
+    ``row_class_offsets`` and ``row_classes``: row ``r`` allows
+    ``row_classes[row_class_offsets[r]:row_class_offsets[r + 1]]``), without the rows x classes
+    array on the native path. ``MalformedArraysError`` for an offset or a class out of range."""
+    offsets = np.ascontiguousarray(row_class_offsets, dtype=np.int64)
+    listed = np.ascontiguousarray(row_classes, dtype=np.int32)
+    token_class = np.asarray(token_class)
+    module = native("token_walk")
+    if module is None or token_class.ndim != 1 or not np.issubdtype(token_class.dtype, np.integer):
+        return packed_masks(_allowed_of_rows(offsets, listed, num_classes), token_class)
+    if token_class.dtype not in (np.uint16, np.int32):
+        token_class = token_class.astype(np.int32)
+    status, masks = module.pack_row_masks(
+        offsets, listed, int(num_classes), np.ascontiguousarray(token_class), NATIVE_WINDOW
+    )
+    if status != module.OK:
+        raise MalformedArraysError(
+            "a row's classes or a token's class outside the classes (rejected by the native core)"
+        )
+    return masks
+
+
+def _allowed_of_rows(offsets: np.ndarray, listed: np.ndarray, num_classes: int) -> np.ndarray:
+    """bool[rows, classes] of rows given as lists of classes (checked)."""
+    rows = len(offsets) - 1
+    if (
+        offsets.ndim != 1
+        or rows < 0
+        or offsets[0] != 0
+        or np.any(np.diff(offsets) < 0)
+        or offsets[-1] > len(listed)
+        or (len(listed) and (listed.min() < 0 or listed.max() >= num_classes))
+    ):
+        raise MalformedArraysError("a row's classes outside the classes, or offsets out of order")
+    allowed = np.zeros(rows * num_classes, dtype=bool)
+    owner = np.repeat(np.arange(rows, dtype=np.int64), np.diff(offsets))
+    allowed[owner * num_classes + listed[: offsets[-1]]] = True
+    return allowed.reshape(rows, num_classes)
+
+
 def _native_masks(module: ModuleType, allowed_classes: np.ndarray, token_class: np.ndarray) -> np.ndarray:
     """``packed_masks`` in C (inputs already checked)."""
     if token_class.dtype not in (np.uint16, np.int32):

@@ -51,7 +51,7 @@ from moonmaskc.format import (
 from moonmaskc.next_table import NextTable, concatenated_ranges
 from moonmaskc.runtime_budget import fewest_tokens_to_eos, verify_eos_steps
 from moonmaskc.token_classes import DEFAULT_MAX_TABLE_CELLS, token_classes
-from moonmaskc.token_masks import packed_masks
+from moonmaskc.token_masks import packed_masks, packed_row_masks
 
 if TYPE_CHECKING:
     from moonmaskc.automata.dfa import DFA
@@ -333,7 +333,10 @@ def build_token_table(
     classes = token_classes(
         dfa, trie, vocabulary.size, vocabulary.eos_id, on_level=on_level, max_cells=max_cells
     )
-    mask_rows = packed_masks(classes.next_table.row_allowed(), classes.token_class)
+    next_table = classes.next_table
+    mask_rows = packed_row_masks(
+        next_table.row_class_offsets, next_table.row_classes, next_table.num_classes, classes.token_class
+    )
     if progress is not None:
         progress(num_states, num_states)
     table = TokenTable(

@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 from moonmaskc import compile_schema
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import PURE_ENV
-from moonmaskc.errors import LimitError, MoonmaskError
+from moonmaskc.errors import LimitError, MalformedArraysError, MoonmaskError
 from moonmaskc.next_table import NextTable
 from moonmaskc.token_classes import TokenClasses, token_classes
-from moonmaskc.token_masks import packed_masks
+from moonmaskc.token_masks import packed_masks, packed_row_masks
 from moonmaskc.token_table import TokenTable, build_token_table
 from moonmaskc.trie import ByteTrie, build_trie, trie_for
 from moonmaskc.vocabulary import Vocabulary, load_vocabulary
@@ -274,6 +274,62 @@ def test_packed_masks_are_the_same_on_both_paths(case: tuple[np.ndarray, np.ndar
     assert got.dtype == expected.dtype == np.uint32
     assert np.array_equal(expected, direct)
     assert np.array_equal(got, direct)
+
+
+def as_row_lists(allowed: np.ndarray, repeat_every: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``allowed`` as a compact table's row lists (offsets, classes); with ``repeat_every``, every
+    such row lists its first class twice more (a class listed twice counts once)."""
+    lists = []
+    for index, row in enumerate(allowed):
+        listed = np.flatnonzero(row).tolist()
+        if repeat_every and index % repeat_every == 0 and listed:
+            listed += [listed[0], listed[0]]
+        lists.append(listed)
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(listed) for listed in lists])
+    return offsets, np.array([c for listed in lists for c in listed], dtype=np.int32)
+
+
+@settings(max_examples=200, deadline=None)
+@given(mask_cases(), st.integers(0, 3))
+def test_packed_row_masks_are_packed_masks(case: tuple[np.ndarray, np.ndarray], repeat_every: int) -> None:
+    """Rows given as lists of classes (what the token table hands on) pack as the rows x classes
+    array does, on both paths, a class listed twice included."""
+    allowed, token_class = case
+    if native_walk() is None:
+        pytest.skip(NOT_BUILT)
+    offsets, listed = as_row_lists(allowed, repeat_every)
+    classes = allowed.shape[1]
+    with pytest.MonkeyPatch.context() as patch:
+        got, expected = both_paths(patch, lambda: packed_row_masks(offsets, listed, classes, token_class))
+    direct = packed_masks(allowed, token_class)
+    assert got.shape == expected.shape == direct.shape
+    assert np.array_equal(got, direct) and np.array_equal(expected, direct)
+
+
+def test_row_lists_out_of_range_are_refused(walk: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An offset or a class out of range is BAD_INPUT natively, ``MalformedArraysError`` through
+    ``packed_row_masks`` on both paths."""
+    token_class = np.array([0, 1, 2, 1, 0], dtype=np.int32)
+    good = (np.array([0, 2, 3], dtype=np.int64), np.array([0, 2, 1], dtype=np.int32))
+    assert walk.pack_row_masks(*good, 3, token_class)[0] == walk.OK
+    for offsets, listed in (
+        (np.array([1, 2, 3]), good[1]),  # not from 0
+        (np.array([0, 3, 2]), good[1]),  # backwards
+        (np.array([0, 2, 4]), good[1]),  # past the lists
+        (good[0], np.array([0, 3, 1])),  # a class past the classes
+        (good[0], np.array([0, -1, 1])),
+        (np.array([], dtype=np.int64), good[1]),  # not even the first offset
+    ):
+        offsets, listed = offsets.astype(np.int64), listed.astype(np.int32)
+        assert walk.pack_row_masks(offsets, listed, 3, token_class) == (walk.BAD_INPUT, None)
+        for pure in (False, True):
+            if pure:
+                monkeypatch.setenv(PURE_ENV, "1")
+            else:
+                monkeypatch.delenv(PURE_ENV, raising=False)
+            with pytest.raises(MalformedArraysError):
+                packed_row_masks(offsets, listed, 3, token_class)
 
 
 def test_packing_from_any_window(walk: ModuleType) -> None:

@@ -61,6 +61,12 @@ extra_row, on_level, dense_pairs, group_of, group_home, group_loops)``
   before it; then the bits of every class on which the row and its start differ are flipped
   (classes hold disjoint tokens). The cost of a start is the number of tokens to flip.
 
+``pack_row_masks(row_offsets, row_classes, classes, token_class, window)``
+  ``pack_masks`` with each row's classes as a list (a compact next-state table's
+  ``row_class_offsets`` int64[rows + 1] and ``row_classes`` int32, every class below ``classes``;
+  a class listed twice counts once) instead of a rows x classes array. Status ``BAD_INPUT`` (the
+  masks ``None``) for an offset or a class out of range.
+
 ``classes_by_first_token(node_map, node_of_token, eos_id, eos_map, map_count)``
   Takes: the map of every trie node (``compose_over_trie``'s ``node_map``), the node of every token
   of the vocabulary (int32, -1 for a token at no node), the eos token and its map, and the number
@@ -1864,6 +1870,8 @@ cdef int _bucket_tokens(
 
 cdef int _pack(
     const uint8_t* allowed,
+    const int64_t* row_offsets,
+    const int32_t* row_classes,
     int64_t rows,
     int64_t classes,
     const class_t* token_class,
@@ -1872,7 +1880,9 @@ cdef int _pack(
     int64_t words,
     int64_t window,
 ) noexcept nogil:
-    """Fill ``out`` (zeroed): 0, ``BAD_INPUT`` (a token class out of range) or ``_NO_MEMORY``."""
+    """Fill ``out`` (zeroed) from the classes of each row, ``allowed`` (rows x classes, 0 or 1) or,
+    where that is NULL, the lists ``row_classes[row_offsets[r]:row_offsets[r + 1]]`` (checked
+    here): 0, ``BAD_INPUT`` (a class or an offset out of range) or ``_NO_MEMORY``."""
     cdef int64_t* starts = <int64_t*>malloc(<size_t>(classes + 1) * sizeof(int64_t))
     cdef int32_t* tokens = <int32_t*>malloc(<size_t>(vocab_size + 1) * sizeof(int32_t))
     cdef SizedClass* order = <SizedClass*>malloc(<size_t>(classes + 1) * sizeof(SizedClass))
@@ -1882,6 +1892,8 @@ cdef int _pack(
     cdef int64_t* allowed_tokens = NULL
     cdef int64_t* sizes = NULL  # the used classes' sizes, biggest first, then zeros
     cdef int64_t* class_at = NULL  # the used classes, biggest first, then zeros
+    cdef int64_t* rank = NULL  # each class's place among the used ones, -1 for a class of no token
+    cdef int64_t j
     cdef int64_t used = 0
     cdef int64_t stride = 0
     cdef int64_t r, k, c, p, first, best, cost, base
@@ -1907,22 +1919,49 @@ cdef int _pack(
         allowed_tokens = <int64_t*>malloc(<size_t>(rows + 1) * sizeof(int64_t))
         sizes = <int64_t*>calloc(<size_t>(stride + 1), sizeof(int64_t))
         class_at = <int64_t*>calloc(<size_t>(stride + 1), sizeof(int64_t))
-        if pattern == NULL or allowed_tokens == NULL or sizes == NULL or class_at == NULL:
+        rank = <int64_t*>malloc(<size_t>(classes + 1) * sizeof(int64_t))
+        if pattern == NULL or allowed_tokens == NULL or sizes == NULL or class_at == NULL or rank == NULL:
             status = _NO_MEMORY
     if status == 0:
+        for c in range(classes):
+            rank[c] = -1
         for k in range(used):
             sizes[k] = order[k].size
             class_at[k] = order[k].cls
+            rank[order[k].cls] = k
             pattern[(rows + 1) * stride + k] = 1
-        for r in range(rows):
-            cost = 0
-            source = allowed + r * classes
-            written = pattern + r * stride
-            for k in range(used):
-                bit = source[class_at[k]] != 0
-                written[k] = bit
-                cost += sizes[k] * bit
-            allowed_tokens[r] = cost
+        if allowed != NULL:
+            for r in range(rows):
+                cost = 0
+                source = allowed + r * classes
+                written = pattern + r * stride
+                for k in range(used):
+                    bit = source[class_at[k]] != 0
+                    written[k] = bit
+                    cost += sizes[k] * bit
+                allowed_tokens[r] = cost
+        else:
+            if row_offsets[0] != 0:
+                status = _BAD_INPUT
+            for r in range(rows if status == 0 else 0):
+                if row_offsets[r + 1] < row_offsets[r] or row_offsets[r + 1] > row_offsets[rows]:
+                    status = _BAD_INPUT
+                    break
+                cost = 0
+                written = pattern + r * stride
+                for j in range(row_offsets[r], row_offsets[r + 1]):
+                    c = row_classes[j]
+                    if c < 0 or c >= classes:
+                        status = _BAD_INPUT
+                        break
+                    k = rank[c]
+                    if k >= 0 and not written[k]:  # (a class listed twice counts once)
+                        written[k] = 1
+                        cost += sizes[k]
+                allowed_tokens[r] = cost
+                if status != 0:
+                    break
+    if status == 0:
         memset(full, 0xFF, <size_t>words * sizeof(uint32_t))
         if vocab_size % 32:
             full[words - 1] = ((<uint32_t>1) << (vocab_size % 32)) - 1
@@ -1956,6 +1995,7 @@ cdef int _pack(
     free(allowed_tokens)
     free(sizes)
     free(class_at)
+    free(rank)
     return status
 
 
@@ -1973,7 +2013,43 @@ def pack_masks(const uint8_t[:, ::1] allowed, const class_t[::1] token_class, Py
         return _BAD_INPUT, None
     cdef uint32_t[:, ::1] out = masks
     with nogil:
-        status = _pack(&allowed[0, 0], rows, classes, &token_class[0], vocab_size, &out[0, 0], words, window)
+        status = _pack(
+            &allowed[0, 0], NULL, NULL, rows, classes, &token_class[0], vocab_size, &out[0, 0], words, window
+        )
+    if status == _NO_MEMORY:
+        raise MemoryError("token walk: no memory to pack the masks")
+    if status != 0:
+        return _BAD_INPUT, None
+    return _OK, masks
+
+
+def pack_row_masks(
+    const int64_t[::1] row_offsets not None,
+    const int32_t[::1] row_classes not None,
+    int64_t classes,
+    const class_t[::1] token_class,
+    Py_ssize_t window=32,
+):
+    """See the module docstring: ``(status, masks)``."""
+    cdef int64_t rows = row_offsets.shape[0] - 1
+    cdef int64_t vocab_size = token_class.shape[0]
+    cdef int64_t words = (vocab_size + 31) // 32
+    cdef int status = 0
+    cdef const int32_t* listed = NULL
+    if rows < 0 or classes < 0 or window < 0 or row_offsets[rows] > row_classes.shape[0]:
+        return _BAD_INPUT, None
+    masks = np.zeros((rows, words), dtype=np.uint32)
+    if rows == 0 or vocab_size == 0:
+        return _OK, masks
+    if classes == 0:
+        return _BAD_INPUT, None
+    if row_classes.shape[0] > 0:
+        listed = &row_classes[0]
+    cdef uint32_t[:, ::1] out = masks
+    with nogil:
+        status = _pack(
+            NULL, &row_offsets[0], listed, rows, classes, &token_class[0], vocab_size, &out[0, 0], words, window
+        )
     if status == _NO_MEMORY:
         raise MemoryError("token walk: no memory to pack the masks")
     if status != 0:
