@@ -81,10 +81,10 @@ def token_classes(
     The maps are composed by the native core when it is built (``moonmaskc.automata.native``),
     else in numpy; the classes are the same either way (map ids may differ, but classes are
     numbered by their first token)."""
-    _check_inputs(dfa, trie, vocab_size, eos_id)
+    module = native("token_walk")
+    _check_inputs(dfa, trie, vocab_size, eos_id, targets_checked_later=module is not None)
     states = np.arange(dfa.num_states)
     eos_row = np.where(dfa.accepting, states, 0).astype(state_dtype(dfa.num_states))
-    module = native("token_walk")
     if module is not None:
         node_map, eos_map, map_count, next_table = _native_maps(
             module, dfa, trie, eos_row, on_level, max_cells
@@ -133,14 +133,18 @@ def _numbered_classes(
     return TokenClasses(token_class=token_class.astype(class_dtype), next_table=next_table(class_maps))
 
 
-def _check_inputs(dfa: DFA, trie: ByteTrie, vocab_size: int, eos_id: int) -> None:
+def _check_inputs(
+    dfa: DFA, trie: ByteTrie, vocab_size: int, eos_id: int, targets_checked_later: bool = False
+) -> None:
     """Raise ``MalformedArraysError`` unless the DFA's and the trie's arrays keep every index in
-    range (and state 0 is dead): checked on both paths, before any native code runs."""
+    range (and state 0 is dead): checked on both paths, before any native code runs but
+    ``state_columns``, which checks every transition's target itself before anything reads the
+    table (``targets_checked_later``: the native path)."""
     transitions, byte_class = dfa.transitions, dfa.byte_class
     states, classes = transitions.shape if transitions.ndim == 2 else (0, 0)
     if transitions.ndim != 2 or states < 1 or classes < 1 or not _is_int(transitions):
         raise MalformedArraysError("DFA transitions must be a non-empty 2-D integer array")
-    if transitions.min() < 0 or transitions.max() >= states:
+    if not targets_checked_later and (transitions.min() < 0 or transitions.max() >= states):
         raise MalformedArraysError("DFA transitions lead outside the DFA's states")
     if transitions[0].any():
         raise MalformedArraysError("state 0 of the DFA must be dead (lead only to itself)")
@@ -150,22 +154,21 @@ def _check_inputs(dfa: DFA, trie: ByteTrie, vocab_size: int, eos_id: int) -> Non
         raise MalformedArraysError("the DFA's byte classes point outside its transition columns")
     if dfa.accepting.shape != (states,):
         raise MalformedArraysError("the DFA's accepting flags do not match its states")
-    _check_trie(trie)
-    token_ids = trie.node_token_ids
-    if not 0 <= eos_id < vocab_size or (
-        len(token_ids) and (token_ids.min() < 0 or token_ids.max() >= vocab_size)
-    ):
+    lowest_id, highest_id = _check_trie(trie)
+    if not 0 <= eos_id < vocab_size or lowest_id < 0 or highest_id >= vocab_size:
         raise MalformedArraysError("token ids (or the eos id) outside the vocabulary")
 
 
-_CHECKED_TRIES: weakref.WeakSet[ByteTrie] = weakref.WeakSet()
+_CHECKED_TRIES: weakref.WeakKeyDictionary[ByteTrie, tuple[int, int]] = weakref.WeakKeyDictionary()
 
 
-def _check_trie(trie: ByteTrie) -> None:
-    """Raise ``MalformedArraysError`` unless the trie's arrays keep every index in range. A trie
-    whose arrays are all read-only (as ``trie_for`` hands them on) is checked once per object."""
-    if trie in _CHECKED_TRIES:
-        return
+def _check_trie(trie: ByteTrie) -> tuple[int, int]:
+    """The lowest and highest token id at the trie's nodes (0, -1 for none); ``MalformedArraysError``
+    unless the trie's arrays keep every index in range. A trie whose arrays are all read-only (as
+    ``trie_for`` hands them on) is checked once per object."""
+    known = _CHECKED_TRIES.get(trie)
+    if known is not None:
+        return known
     parents, node_byte, levels = trie.node_parent, trie.node_byte, trie.level_offsets
     nodes = len(parents) if parents.ndim == 1 else 0
     arrays = (parents, node_byte, levels, trie.node_token_offsets, trie.node_token_ids)
@@ -198,8 +201,10 @@ def _check_trie(trie: ByteTrie) -> None:
         or (np.diff(offsets) < 0).any()
     ):
         raise MalformedArraysError("the vocabulary trie's token offsets do not match its tokens")
+    ids = (int(token_ids.min()), int(token_ids.max())) if len(token_ids) else (0, -1)
     if not any(array.flags.writeable for array in arrays):
-        _CHECKED_TRIES.add(trie)
+        _CHECKED_TRIES[trie] = ids
+    return ids
 
 
 def _is_int(array: np.ndarray) -> bool:
