@@ -29,7 +29,7 @@ from moonmaskc.automata.nested import (
 )
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError
 from moonmaskc.frontends import FrontendResult
-from moonmaskc.frontends.deep import run_deep
+from moonmaskc.frontends.deep import run_deep, shallow_text
 from moonmaskc.gc_pause import collector_paused
 from moonmaskc.limits import Limits
 from moonmaskc.version import __version__
@@ -267,10 +267,11 @@ def _compile_source(
 ) -> Artifact:
     started = time.perf_counter()
     timings: dict[str, float] = {}
+    known_text = _text_on_this_stack(kind, source)
 
     def stages() -> tuple[FrontendResult, DFA, str, str]:
         result, dfa = _lenient_rounds(kind, source, options, timings, started)
-        source_text = source if isinstance(source, str) else _json_text(source)  # deep JSON too
+        source_text = known_text if known_text is not None else _source_text(source)  # deep JSON too
         names = {
             marker: f"(?#string character){bounds_text(lo, hi)}"
             for marker, (lo, hi) in result.markers.items()
@@ -281,7 +282,12 @@ def _compile_source(
         return result, dfa, ir.to_regex(result.node, names or None), source_text
 
     try:
-        result, dfa, grammar, source_text = run_deep(stages, options.limits, _nesting_bound(kind, source))
+        result, dfa, grammar, source_text = run_deep(
+            stages,
+            options.limits,
+            _nesting_bound(kind, source),
+            shallow=kind == "schema" and known_text is not None and shallow_text(known_text),
+        )
     except RecursionError:
         # Every walk counts its nesting against --max-nesting, on a stack sized for it: reaching
         # Python's limit anyway is a walk that does not count, which no flag can help.
@@ -526,6 +532,25 @@ def link(
     artifact.metadata["token_table_core"] = core_name()
     artifact.metadata.setdefault("timings", {})["token_table_s"] = round(time.perf_counter() - started, 6)
     return artifact
+
+
+def _source_text(source: Any) -> str:
+    """The text of ``source`` kept in the metadata: itself, or JSON text of a parsed value."""
+    return source if isinstance(source, str) else _json_text(source)
+
+
+def _text_on_this_stack(kind: Kind, source: Any) -> str | None:
+    """A schema's ``_source_text(source)`` when the caller's stack can make it: what decides
+    whether the stages are tried inline (``deep.shallow_text``). None for another kind, and where
+    it cannot (JSON text of a value that nests past Python's recursion limit, or of something that
+    is no JSON value): the stages then make it as before, after the front end has said what is
+    wrong with the source."""
+    if isinstance(source, str) or kind != "schema":
+        return source if isinstance(source, str) else None
+    try:
+        return _json_text(source)
+    except (RecursionError, TypeError, ValueError):
+        return None
 
 
 def _json_text(value: Any) -> str:

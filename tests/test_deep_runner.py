@@ -1,9 +1,11 @@
 """The deep runner (``moonmaskc.frontends.deep.run_deep``): results, exceptions, depth, reuse of its
-worker threads, a forked child that finds none of its parent's workers, and a signal that reaches a
-waiting caller."""
+worker threads, a forked child that finds none of its parent's workers, a signal that reaches a
+waiting caller, and inline attempts (a shallow schema compiled on the main thread, to the same
+artifact; a deeper walk or a recursion error handed over to the worker)."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
@@ -11,13 +13,17 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import moonmaskc
 from moonmaskc.frontends import deep
 from moonmaskc.frontends.deep import recursion_budget, run_deep
 from moonmaskc.limits import LARGEST_MAX_NESTING, Limits
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "schemas"
 
 
 def _depth(n: int) -> int:
@@ -160,3 +166,155 @@ def test_a_signal_reaches_the_caller_while_the_worker_runs() -> None:
         signal.signal(signal.SIGUSR1, previous)
     assert time.perf_counter() - started < 1.0
     assert run_deep(lambda: 42, Limits()) == 42
+
+
+# -- inline attempts (``shallow``) ------------------------------------------------------------------
+
+
+class HandCounter:
+    """Counts the jobs handed to a deep worker while it is installed."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.hands = 0
+        original = deep._Worker.hand
+
+        def counted(worker: deep._Worker, job: deep._Job) -> None:
+            self.hands += 1
+            original(worker, job)
+
+        monkeypatch.setattr(deep._Worker, "hand", counted)
+
+
+def nested_properties(levels: int) -> str:
+    """A schema of ``levels`` objects, each the one property of the one above."""
+    schema: dict[str, object] = {"type": "integer"}
+    for _ in range(levels):
+        schema = {
+            "type": "object",
+            "properties": {"a": schema},
+            "required": ["a"],
+            "additionalProperties": False,
+        }
+    return json.dumps(schema)
+
+
+def same_artifact(first: moonmaskc.Artifact, second: moonmaskc.Artifact) -> bool:
+    def without_timings(metadata: dict[str, object]) -> dict[str, object]:
+        return {key: value for key, value in metadata.items() if key != "timings"}
+
+    return (
+        np.array_equal(first.dfa.transitions, second.dfa.transitions)
+        and np.array_equal(first.dfa.byte_class, second.dfa.byte_class)
+        and np.array_equal(first.dfa.accepting, second.dfa.accepting)
+        and without_timings(first.metadata) == without_timings(second.metadata)
+    )
+
+
+def on_the_worker(monkeypatch: pytest.MonkeyPatch, text: str) -> moonmaskc.Artifact:
+    """``compile_schema(text)`` with inline attempts off: the stages run on the worker."""
+    with monkeypatch.context() as patch:
+        patch.setattr(deep, "_may_attempt_inline", lambda: False)
+        return moonmaskc.compile_schema(text)
+
+
+def test_a_shallow_schema_compiles_on_the_main_thread_as_on_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    counter = HandCounter(monkeypatch)
+    limit = sys.getrecursionlimit()
+    for name in ("order.json", "user.json", "tree.json"):
+        text = (EXAMPLES / name).read_text()
+        inline = moonmaskc.compile_schema(text)
+        assert counter.hands == 0, name
+        assert same_artifact(inline, on_the_worker(monkeypatch, text))
+        assert counter.hands == 1
+        counter.hands = 0
+    parsed = json.loads((EXAMPLES / "tool_call.json").read_text())
+    assert same_artifact(moonmaskc.compile_schema(parsed), moonmaskc.compile_schema(json.dumps(parsed)))
+    assert counter.hands == 0  # a parsed schema too
+    assert sys.getrecursionlimit() == limit and deep.inline_walk_levels() is None
+
+
+def test_a_walk_deeper_than_an_inline_attempt_allows_runs_again_on_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Few brackets, but more nested subschemas than ``INLINE_WALK_LEVELS``: the attempt stops,
+    the worker compiles it from the start, to the same artifact; a walk just within compiles
+    inline."""
+    counter = HandCounter(monkeypatch)
+    limit = sys.getrecursionlimit()
+    deep_text = nested_properties(deep.INLINE_WALK_LEVELS + 5)
+    assert deep.shallow_text(deep_text)
+    artifact = moonmaskc.compile_schema(deep_text)
+    assert counter.hands == 1
+    levels = deep.INLINE_WALK_LEVELS + 5
+    assert artifact.match('{"a":' * levels + "7" + "}" * levels).accepted
+    assert same_artifact(artifact, on_the_worker(monkeypatch, deep_text))
+    counter.hands = 0
+    moonmaskc.compile_schema(nested_properties(deep.INLINE_WALK_LEVELS // 2 - 1))
+    assert counter.hands == 0
+    assert sys.getrecursionlimit() == limit and deep.inline_walk_levels() is None
+
+
+def test_max_nesting_still_names_itself_within_an_inline_attempt() -> None:
+    """``--max-nesting`` below the attempt's levels: the same ``LimitError`` as on the worker."""
+    from moonmaskc.errors import LimitError
+
+    with pytest.raises(LimitError) as caught:
+        moonmaskc.compile_schema(nested_properties(8), max_nesting=5)
+    assert caught.value.bound == "max_nesting"
+
+
+def test_a_recursion_error_in_an_attempt_sends_the_compile_to_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ``RecursionError`` where the walk would make it the schema's error (the enum candidates'
+    check catches any exception as a broken candidate; the walk's own ``except RecursionError``
+    names the nesting) is the attempt's, not the schema's: the worker runs the compile again."""
+    from moonmaskc.frontends.schema import constants
+    from moonmaskc.frontends.schema.context import ScopedValidator
+
+    counter = HandCounter(monkeypatch)
+    evolve = ScopedValidator.evolve
+
+    class FailingInline:
+        def __init__(self, checker: object) -> None:
+            self.checker = checker
+
+        def is_valid(self, value: object) -> bool:
+            if deep.inline_walk_levels() is not None:
+                raise RecursionError("maximum recursion depth exceeded")
+            return bool(self.checker.is_valid(value))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(ScopedValidator, "evolve", lambda self, schema: FailingInline(evolve(self, schema)))
+    artifact = moonmaskc.compile_schema('{"enum": ["a", "bc", 3], "minLength": 2}')
+    assert counter.hands == 1
+    assert artifact.match('"bc"').accepted and not artifact.match('"a"').accepted
+
+    counter.hands = 0
+    original = constants.constant
+
+    def constant_failing_inline(*args: object, **kwargs: object) -> object:
+        if deep.inline_walk_levels() is not None:
+            raise RecursionError("maximum recursion depth exceeded")
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(constants, "constant", constant_failing_inline)
+    assert moonmaskc.compile_schema('{"const": "a"}').match('"a"').accepted
+    assert counter.hands == 1
+
+
+def test_only_the_main_thread_attempts_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another thread's stack may be smaller than the main thread's: its compiles use the worker."""
+    counter = HandCounter(monkeypatch)
+    text = (EXAMPLES / "tool_call.json").read_text()
+    thread = threading.Thread(target=moonmaskc.compile_schema, args=(text,))
+    thread.start()
+    thread.join()
+    assert counter.hands == 1
+
+
+def test_a_text_of_many_brackets_is_not_shallow() -> None:
+    assert deep.shallow_text("{" * deep.SHALLOW_TEXT_BRACKETS)
+    assert not deep.shallow_text("[" * deep.SHALLOW_TEXT_BRACKETS + "(")
+    assert not deep.shallow_text('{"pattern": "' + "(" * 200 + '"}')

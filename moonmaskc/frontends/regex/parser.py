@@ -49,6 +49,7 @@ from lark.exceptions import UnexpectedInput
 
 from moonmaskc import ir
 from moonmaskc.frontends import FrontendResult, utf8
+from moonmaskc.frontends.deep import escalate_if_inline
 from moonmaskc.frontends.regex.assertions import resolve_assertions
 from moonmaskc.frontends.regex.builder import Branch, alternation
 from moonmaskc.frontends.regex.context import PARSE_CONTEXT, ParseContext
@@ -127,6 +128,7 @@ def _parse(pattern: str, limits: Limits, flavor: Flavor, markers: Markers | None
     except UnexpectedInput as error:
         raise syntax_error(error, pattern) from None
     except RecursionError:
+        escalate_if_inline()
         raise too_deep(pattern) from None
     finally:
         PARSE_CONTEXT.reset(reset)

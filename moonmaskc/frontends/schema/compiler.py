@@ -32,7 +32,7 @@ from moonmaskc.automata.counted import with_markers
 from moonmaskc.automata.nested import NEST_MARKER, with_nest_marker
 from moonmaskc.errors import LimitError, SourceError, UnsupportedError
 from moonmaskc.frontends import FrontendResult
-from moonmaskc.frontends.deep import run_deep
+from moonmaskc.frontends.deep import escalate_if_inline, run_deep
 from moonmaskc.frontends.schema import combinators, constants, normalize, policy, references, unevaluated
 from moonmaskc.frontends.schema.arguments import as_list
 from moonmaskc.frontends.schema.automata import Automata, is_empty_node, string_char_automaton
@@ -209,7 +209,8 @@ def compile_schema_ir(
         node = run_deep(lambda: with_nest_marker(ctx.nest_marker, walked), limits)
     except RecursionError:
         # The walk counts its nesting against --max-nesting on a stack sized for it (deep.py):
-        # no flag helps a walk that reaches Python's limit anyway.
+        # no flag helps a walk that reaches Python's limit anyway (but for an inline attempt's).
+        escalate_if_inline()
         raise SourceError(
             "the schema nests too deeply for this compiler (Python's recursion limit was reached "
             f"within --max-nesting {limits.max_nesting}); simplify the nesting, and please report "

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from moonmaskc import ir
 from moonmaskc.errors import UnsupportedError
+from moonmaskc.frontends import deep
 from moonmaskc.frontends.schema import canonical
 from moonmaskc.frontends.schema.keywords import is_annotation
 
@@ -49,6 +50,8 @@ def enumerated(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node:
         try:
             valid = checker.is_valid(value)
         except Exception as error:  # a remote or broken $ref inside the schema
+            if isinstance(error, RecursionError):
+                deep.escalate_if_inline()
             raise UnsupportedError(
                 "keyword 'enum'", f"cannot check candidates: {error}", where=where
             ) from error

@@ -19,6 +19,7 @@ that a complement or product sets from it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import Any, TypeVar
 
 from moonmaskc import ir
 from moonmaskc.errors import LimitError, MoonmaskError, SourceError, UnsupportedError
+from moonmaskc.frontends import deep
 from moonmaskc.frontends.schema.dialects import declared_draft, other_draft_warning
 from moonmaskc.frontends.schema.keywords import unknown_format_warning, unknown_keyword_warning
 from moonmaskc.frontends.schema.layout import Layout
@@ -116,6 +118,8 @@ class ScopedValidator:
         except MoonmaskError:
             raise
         except Exception as error:
+            if isinstance(error, RecursionError):
+                deep.escalate_if_inline()
             raise UnsupportedError(
                 "enum / const candidates",
                 f"cannot resolve the references around them: {error}",
@@ -159,6 +163,8 @@ class Context:
     ref_stack: list[str] = field(default_factory=list)
     nesting: int = 0
     walk_depth: int = 0  # nested subschemas being walked, against limits.max_nesting
+    # and, in an inline attempt (``deep.run_deep``'s ``shallow``), against its levels
+    inline_levels: int = field(default_factory=lambda: deep.inline_walk_levels() or sys.maxsize)
     budget_end: int | None = None
     flags: Flags = field(default_factory=Flags)
     ref_records: dict[tuple[Any, ...], RefRecord] = field(default_factory=dict)
@@ -313,6 +319,8 @@ class Context:
                     f"levels deep, at {where}",
                     "--max-nesting",
                 )
+            if self.walk_depth > self.inline_levels:
+                raise deep.NeedsDeepStack
             yield
         finally:
             self.walk_depth -= 1

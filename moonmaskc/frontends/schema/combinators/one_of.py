@@ -23,6 +23,7 @@ from moonmaskc import ir
 from moonmaskc.automata.counted import CountedRegionError
 from moonmaskc.automata.product import intersect, product
 from moonmaskc.errors import LimitError, MoonmaskError, UnsupportedError
+from moonmaskc.frontends import deep
 from moonmaskc.frontends.schema.automata import union_all
 from moonmaskc.frontends.schema.combinators.all_of import flatten, parent_schema, with_base
 from moonmaskc.frontends.schema.constants import ALL_TYPES, enum_values
@@ -186,8 +187,9 @@ def surely_disjoint(a: Any, b: Any, walk: SchemaWalk, depth: int = 0) -> bool:
                 checker = walk.ctx.validator.evolve(schema=y)
                 if not any(checker.is_valid(v) for v in values):
                     return True
-            except Exception:
-                pass
+            except Exception as error:
+                if isinstance(error, RecursionError):
+                    deep.escalate_if_inline()
     types_a, types_b = type_set(a), type_set(b)
     if types_a is not None and types_b is not None:
         widen = lambda t: t | {"integer"} if "number" in t else t  # noqa: E731
