@@ -84,7 +84,7 @@ def run_deep(
 
     ``shallow``: the caller knows that the input's text nests little (a schema of few brackets)
     but not how deep its walk goes (``$ref`` chains). On the main thread the function is then
-    tried inline first, as an *inline attempt* (``inline_attempt``): the walks that count their
+    tried inline first, as an *inline attempt* (``_attempt_inline``): the walks that count their
     levels stop past ``INLINE_WALK_LEVELS`` with ``NeedsDeepStack``, and so does a
     ``RecursionError``; the function then runs again from the start on the worker, as without
     ``shallow``. (Measured: the hand-over to the worker and back, with the caches of another
