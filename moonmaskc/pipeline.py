@@ -286,7 +286,7 @@ def _compile_source(
             stages,
             options.limits,
             _nesting_bound(kind, source),
-            shallow=kind == "schema" and known_text is not None and shallow_text(known_text),
+            shallow=kind in ("schema", "gbnf") and known_text is not None and shallow_text(known_text),
         )
     except RecursionError:
         # Every walk counts its nesting against --max-nesting, on a stack sized for it: reaching
@@ -540,9 +540,9 @@ def _source_text(source: Any) -> str:
 
 
 def _text_on_this_stack(kind: Kind, source: Any) -> str | None:
-    """A schema's ``_source_text(source)`` when the caller's stack can make it: what decides
-    whether the stages are tried inline (``deep.shallow_text``). None for another kind, and where
-    it cannot (JSON text of a value that nests past Python's recursion limit, or of something that
+    """``_source_text(source)`` when the caller's stack can make it: what decides whether the
+    stages are tried inline (``deep.shallow_text``). None where it cannot (a source of another kind
+    that is no text; JSON text of a schema value that nests past Python's recursion limit, or that
     is no JSON value): the stages then make it as before, after the front end has said what is
     wrong with the source."""
     if isinstance(source, str) or kind != "schema":

@@ -22,6 +22,7 @@ import moonmaskc
 from moonmaskc.frontends import deep
 from moonmaskc.frontends.deep import recursion_budget, run_deep
 from moonmaskc.limits import LARGEST_MAX_NESTING, Limits
+from tests.conftest import data_path
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "schemas"
 
@@ -318,3 +319,25 @@ def test_a_text_of_many_brackets_is_not_shallow() -> None:
     assert deep.shallow_text("{" * deep.SHALLOW_TEXT_BRACKETS)
     assert not deep.shallow_text("[" * deep.SHALLOW_TEXT_BRACKETS + "(")
     assert not deep.shallow_text('{"pattern": "' + "(" * 200 + '"}')
+
+
+def test_a_grammar_compiles_inline_and_a_deeply_grouped_one_on_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GBNF too: a shared grammar compiles on the main thread, to the worker's artifact; groups
+    nested past ``INLINE_WALK_LEVELS`` (few brackets still) send the expansion to the worker."""
+    counter = HandCounter(monkeypatch)
+    grammar = data_path("gbnf", "chess.gbnf").read_text()
+    inline = moonmaskc.compile_gbnf(grammar)
+    assert counter.hands == 0
+    with monkeypatch.context() as patch:
+        patch.setattr(deep, "_may_attempt_inline", lambda: False)
+        assert same_artifact(inline, moonmaskc.compile_gbnf(grammar))
+    assert counter.hands == 1
+    counter.hands = 0
+    levels = deep.INLINE_WALK_LEVELS + 4
+    nested = "root ::= " + '("a" ' * levels + ")" * levels + "\n"
+    assert deep.shallow_text(nested)
+    artifact = moonmaskc.compile_gbnf(nested)
+    assert counter.hands == 1
+    assert artifact.match("a" * levels).accepted and not artifact.match("a" * (levels - 1)).accepted

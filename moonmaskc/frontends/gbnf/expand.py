@@ -17,13 +17,14 @@ used many times is built once). A rule is *recursive* when it lies on a cycle of
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from moonmaskc import ir
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.errors import LimitError, UnsupportedError
-from moonmaskc.frontends import utf8
+from moonmaskc.frontends import deep, utf8
 from moonmaskc.frontends.gbnf.tree import (
     Alternatives,
     AnyChar,
@@ -133,6 +134,7 @@ class _Expander:
         self.size_cache: dict[int, tuple[ir.Node, int]] = {}
         self.embedded = 0
         self.nesting = 0
+        self.inline_levels = deep.inline_walk_levels() or sys.maxsize  # in an inline attempt
         self.components: dict[str, int] = {}
 
     def analyse(self, start: str) -> tuple[list[str], list[str]]:
@@ -236,6 +238,8 @@ class _Expander:
                     f"levels deep{where}",
                     "--max-nesting",
                 )
+            if self.nesting > self.inline_levels:
+                raise deep.NeedsDeepStack
             return self.expr_node(node)
         finally:
             self.nesting -= 1
