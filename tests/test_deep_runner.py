@@ -341,3 +341,17 @@ def test_a_grammar_compiles_inline_and_a_deeply_grouped_one_on_the_worker(
     artifact = moonmaskc.compile_gbnf(nested)
     assert counter.hands == 1
     assert artifact.match("a" * levels).accepted and not artifact.match("a" * (levels - 1)).accepted
+
+
+def test_a_regex_of_many_groups_but_few_enough_compiles_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the groups that ``levels`` lets run inline from here, a pattern of few brackets is
+    still tried inline (a shallow text), to the worker's artifact."""
+    counter = HandCounter(monkeypatch)
+    pattern = "(" * 60 + "a" + ")" * 60
+    assert not deep.fits_inline(60 + 3) and deep.shallow_text(pattern)
+    inline = moonmaskc.compile_regex(pattern, tokenizer=None)
+    assert counter.hands == 0
+    with monkeypatch.context() as patch:
+        patch.setattr(deep, "_may_attempt_inline", lambda: False)
+        assert same_artifact(inline, moonmaskc.compile_regex(pattern, tokenizer=None))
+    assert counter.hands == 1
