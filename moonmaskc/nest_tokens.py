@@ -26,6 +26,7 @@ from moonmaskc.next_table import concatenated_ranges
 from moonmaskc.vocabulary import Vocabulary
 
 PROBE_MARKER = 0xC0
+_OPEN_BYTES = np.frombuffer(NEST_OPEN_BYTES, dtype=np.uint8).astype(np.intp)
 
 
 def value_alone(level: DFA, call: int, open_bytes: bytes) -> DFA:
@@ -139,7 +140,7 @@ def unspelled_endings(dfa: DFA, singles: np.ndarray) -> str | None:
     table = dfa.transitions
     spelled = np.zeros(table.shape[1], dtype=bool)
     spelled[dfa.byte_class[singles]] = True  # a class with a byte of its own
-    distance = dfa.distance.astype(np.int64)
+    distance = dfa.distance
     closing = (nests.pops & singles[None, :]).any(axis=1)  # per role: a closing byte of its own
     roles = np.maximum(nests.role, 0)
     at_end = (nests.copy >= 1) & (nests.level_distance[roles] == 1)
@@ -154,9 +155,11 @@ def unspelled_endings(dfa: DFA, singles: np.ndarray) -> str | None:
     nearer = (targets != 0) & (distance[targets] == distance[rows, None] - 1)
     # In a region an opening byte is a call, and a nested state's distance leaves out the entry
     # the call pushes: such an edge may look one byte nearer without being so (nor is it ever).
-    calls = np.unique(dfa.byte_class[list(NEST_OPEN_BYTES)])
-    nearer[np.ix_(nests.region[rows] >= 0, calls)] = False
-    stuck = rows[~(nearer & spelled[None, :]).any(axis=1)]
+    calls = dfa.byte_class[_OPEN_BYTES]
+    nearer[:, calls] &= (nests.region[rows] < 0)[:, None]
+    if not spelled.all():
+        nearer &= spelled[None, :]
+    stuck = rows[~nearer.any(axis=1)]
     if stuck.size == 0:
         return None
     missing = ", ".join(f"0x{byte:02x}" for byte in np.nonzero(~singles)[0][:8].tolist())
