@@ -164,6 +164,24 @@ cdef extern from *:
     MOONMASKC_COMPOSE_SMALL(moonmaskc_compose_small_u16, uint16_t)
     MOONMASKC_COMPOSE_SMALL(moonmaskc_compose_small_i32, int32_t)
 
+    /* Which of eight 0/1 bytes of two patterns differ (a nonzero byte each), and the first of
+       them in such a word. */
+    static inline uint64_t moonmaskc_differing(const uint8_t* mine, const uint8_t* theirs) {
+        uint64_t a, b;
+        memcpy(&a, mine, 8);
+        memcpy(&b, theirs, 8);
+        return a ^ b;
+    }
+    static inline int moonmaskc_first_byte(uint64_t differ) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctzll(differ) >> 3;
+    #else
+        int byte = 0;
+        while (!((differ >> (8 * byte)) & 0xFF)) byte++;
+        return byte;
+    #endif
+    }
+
     /* Flip in `row` the tokens of every class on which the patterns `mine` and `theirs` differ
        (0/1 bytes, `stride` of them, a multiple of 8; byte k is class class_at[k], whose tokens
        are tokens[starts[c]:starts[c + 1]]), found eight classes at a time. */
@@ -172,18 +190,9 @@ cdef extern from *:
         const int64_t* __restrict class_at, const int64_t* __restrict starts,
         const int32_t* __restrict tokens) {
         for (int64_t chunk = 0; chunk < stride; chunk += 8) {
-            uint64_t a, b, differ;
-            memcpy(&a, mine + chunk, 8);
-            memcpy(&b, theirs + chunk, 8);
-            differ = a ^ b;
+            uint64_t differ = moonmaskc_differing(mine + chunk, theirs + chunk);
             while (differ) {
-    #if defined(__GNUC__) || defined(__clang__)
-                int byte = __builtin_ctzll(differ) >> 3;
-    #else
-                int byte = 0;
-                while (!((differ >> (8 * byte)) & 0xFF)) byte++;
-    #endif
-                int64_t c = class_at[chunk + byte];
+                int64_t c = class_at[chunk + moonmaskc_first_byte(differ)];
                 for (int64_t j = starts[c]; j < starts[c + 1]; j++) {
                     int32_t token = tokens[j];
                     row[token >> 5] ^= (uint32_t)1 << (token & 31);
@@ -201,18 +210,9 @@ cdef extern from *:
         int64_t best) {
         int64_t cost = 0;
         for (int64_t chunk = 0; chunk < stride; chunk += 8) {
-            uint64_t a, b, differ;
-            memcpy(&a, mine + chunk, 8);
-            memcpy(&b, theirs + chunk, 8);
-            differ = a ^ b;
+            uint64_t differ = moonmaskc_differing(mine + chunk, theirs + chunk);
             while (differ) {
-    #if defined(__GNUC__) || defined(__clang__)
-                int byte = __builtin_ctzll(differ) >> 3;
-    #else
-                int byte = 0;
-                while (!((differ >> (8 * byte)) & 0xFF)) byte++;
-    #endif
-                cost += sizes[chunk + byte];
+                cost += sizes[chunk + moonmaskc_first_byte(differ)];
                 if (cost >= best) return cost;
                 differ &= differ - 1;
             }
