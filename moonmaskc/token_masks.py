@@ -1,9 +1,11 @@
 """Packed token masks from the classes each row allows.
 
-Takes: ``allowed_classes`` (bool[rows, classes]: which token classes a row allows) and
-``token_class`` (the class of every token). Hands on: ``packed_masks``, uint32[rows, words] where
-token ``t`` is bit ``t % 32`` of word ``t // 32`` (little-endian bit order); bits past the last token
-are 0.
+Takes: ``allowed_classes`` (bool[rows, classes]: which token classes a row allows), or the rows as
+lists of classes (a compact next-state table's ``row_class_offsets`` and ``row_classes``), and
+``token_class`` (the class of every token). Hands on: ``packed_masks`` (``packed_row_masks`` for
+the lists, what the token table uses: natively no rows x classes array is made), uint32[rows,
+words] where token ``t`` is bit ``t % 32`` of word ``t // 32`` (little-endian bit order); bits past
+the last token are 0.
 
 The direct way looks up every token's class in every row (rows x vocabulary cells). Real
 vocabularies put most tokens in a few big classes (on JSON automata: letters, digits, spaces), and
