@@ -216,7 +216,7 @@ def alt(*nodes: Node) -> Node:
             if part.mask:
                 mask |= part.mask
                 has_byteset = True
-        elif part == EPSILON:
+        elif type(part) is Seq and not part.items:  # (== EPSILON, without the structural compare)
             has_epsilon = True
         elif isinstance(part, Repeat) and part.min == 0 and part.max == 1:
             has_epsilon = True
@@ -235,9 +235,9 @@ def alt(*nodes: Node) -> Node:
 def repeat(node: Node, min_count: int, max_count: int | None) -> Node:
     if min_count < 0 or (max_count is not None and max_count < min_count):
         raise ValueError(f"bad repetition bounds {{{min_count},{max_count}}}")
-    if max_count == 0 or node == EPSILON:
+    if max_count == 0 or (type(node) is Seq and not node.items):  # node == EPSILON
         return EPSILON
-    if node == NOTHING:
+    if type(node) is ByteSet and not node.mask:  # node == NOTHING
         return EPSILON if min_count == 0 else NOTHING
     if min_count == 1 and max_count == 1:
         return node
