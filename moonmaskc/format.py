@@ -660,10 +660,12 @@ class MaskRows:
         counts: np.ndarray = np.diff(np.asarray(self._offsets, dtype=np.int64)).astype(np.int64)
         owner = np.repeat(np.arange(rows), counts)
         depth = _delta_depths(base)
+        owner_depth = depth[owner]  # (a lookup per entry, where np.isin sorted them each level)
+        index, value = np.asarray(self._index), np.asarray(self._value)
         for level in range(int(depth.max(initial=0)) + 1):  # bases are built before their rows
             at_level = np.flatnonzero(depth == level)
             with_base = at_level[base[at_level] >= 0]
             out[with_base] = out[base[with_base]]
-            entries = np.isin(owner, at_level)
-            out[owner[entries], np.asarray(self._index)[entries]] = np.asarray(self._value)[entries]
+            entries = owner_depth == level
+            out[owner[entries], index[entries]] = value[entries]
         return out
