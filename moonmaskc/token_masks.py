@@ -35,6 +35,7 @@ import numpy as np
 
 from moonmaskc.automata.native import native
 from moonmaskc.errors import MalformedArraysError
+from moonmaskc.next_table import rows_allowed
 
 CELLS_PER_CHUNK = 1 << 19
 BIG_CLASS_CHOICES = (8, 16, 32, 64, 128, 256, 512)
@@ -97,11 +98,9 @@ def packed_row_masks(
     token_class = np.asarray(token_class)
     module = native("token_walk")
     if module is None or token_class.ndim != 1 or not np.issubdtype(token_class.dtype, np.integer):
-        return packed_masks(_allowed_of_rows(offsets, listed, num_classes), token_class)
-    if token_class.dtype not in (np.uint16, np.int32):
-        token_class = token_class.astype(np.int32)
+        return packed_masks(_checked_rows_allowed(offsets, listed, num_classes), token_class)
     status, masks = module.pack_row_masks(
-        offsets, listed, int(num_classes), np.ascontiguousarray(token_class), NATIVE_WINDOW
+        offsets, listed, int(num_classes), _native_classes(token_class), NATIVE_WINDOW
     )
     if status != module.OK:
         raise MalformedArraysError(
@@ -110,30 +109,31 @@ def packed_row_masks(
     return masks
 
 
-def _allowed_of_rows(offsets: np.ndarray, listed: np.ndarray, num_classes: int) -> np.ndarray:
-    """bool[rows, classes] of rows given as lists of classes (checked)."""
-    rows = len(offsets) - 1
+def _checked_rows_allowed(offsets: np.ndarray, listed: np.ndarray, num_classes: int) -> np.ndarray:
+    """``next_table.rows_allowed``, once the offsets and classes are checked."""
     if (
         offsets.ndim != 1
-        or rows < 0
+        or len(offsets) < 1
         or offsets[0] != 0
         or np.any(np.diff(offsets) < 0)
         or offsets[-1] > len(listed)
         or (len(listed) and (listed.min() < 0 or listed.max() >= num_classes))
     ):
         raise MalformedArraysError("a row's classes outside the classes, or offsets out of order")
-    allowed = np.zeros(rows * num_classes, dtype=bool)
-    owner = np.repeat(np.arange(rows, dtype=np.int64), np.diff(offsets))
-    allowed[owner * num_classes + listed[: offsets[-1]]] = True
-    return allowed.reshape(rows, num_classes)
+    return rows_allowed(offsets, listed, num_classes)
+
+
+def _native_classes(token_class: np.ndarray) -> np.ndarray:
+    """``token_class`` as the native packing takes it: uint16 or int32, contiguous."""
+    if token_class.dtype not in (np.uint16, np.int32):
+        token_class = token_class.astype(np.int32)
+    return np.ascontiguousarray(token_class)
 
 
 def _native_masks(module: ModuleType, allowed_classes: np.ndarray, token_class: np.ndarray) -> np.ndarray:
     """``packed_masks`` in C (inputs already checked)."""
-    if token_class.dtype not in (np.uint16, np.int32):
-        token_class = token_class.astype(np.int32)
     allowed = np.ascontiguousarray(allowed_classes).view(np.uint8)
-    status, masks = module.pack_masks(allowed, np.ascontiguousarray(token_class), NATIVE_WINDOW)
+    status, masks = module.pack_masks(allowed, _native_classes(token_class), NATIVE_WINDOW)
     if status != module.OK:
         raise MalformedArraysError(
             "token classes outside the classes the rows allow (rejected by the native core)"

@@ -1999,28 +1999,43 @@ cdef int _pack(
     return status
 
 
-def pack_masks(const uint8_t[:, ::1] allowed, const class_t[::1] token_class, Py_ssize_t window=32):
-    """See the module docstring: ``(status, masks)``."""
-    cdef int64_t rows = allowed.shape[0]
-    cdef int64_t classes = allowed.shape[1]
-    cdef int64_t vocab_size = token_class.shape[0]
+cdef object _packed(
+    const uint8_t* allowed,
+    const int64_t* row_offsets,
+    const int32_t* row_classes,
+    int64_t rows,
+    int64_t classes,
+    const class_t* token_class,
+    int64_t vocab_size,
+    Py_ssize_t window,
+):
+    """``(status, masks)`` of ``_pack`` on masks it allocates (the caller has checked the shapes;
+    at least one row and one token)."""
     cdef int64_t words = (vocab_size + 31) // 32
-    cdef int status = 0
+    cdef int status
     masks = np.zeros((rows, words), dtype=np.uint32)
-    if rows == 0 or vocab_size == 0:
-        return _OK, masks
-    if classes == 0 or window < 0:
-        return _BAD_INPUT, None
     cdef uint32_t[:, ::1] out = masks
     with nogil:
         status = _pack(
-            &allowed[0, 0], NULL, NULL, rows, classes, &token_class[0], vocab_size, &out[0, 0], words, window
+            allowed, row_offsets, row_classes, rows, classes, token_class, vocab_size, &out[0, 0], words, window
         )
     if status == _NO_MEMORY:
         raise MemoryError("token walk: no memory to pack the masks")
     if status != 0:
         return _BAD_INPUT, None
     return _OK, masks
+
+
+def pack_masks(const uint8_t[:, ::1] allowed, const class_t[::1] token_class, Py_ssize_t window=32):
+    """See the module docstring: ``(status, masks)``."""
+    cdef int64_t rows = allowed.shape[0]
+    cdef int64_t classes = allowed.shape[1]
+    cdef int64_t vocab_size = token_class.shape[0]
+    if rows == 0 or vocab_size == 0:
+        return _OK, np.zeros((rows, (vocab_size + 31) // 32), dtype=np.uint32)
+    if classes == 0 or window < 0:
+        return _BAD_INPUT, None
+    return _packed(&allowed[0, 0], NULL, NULL, rows, classes, &token_class[0], vocab_size, window)
 
 
 def pack_row_masks(
@@ -2033,28 +2048,16 @@ def pack_row_masks(
     """See the module docstring: ``(status, masks)``."""
     cdef int64_t rows = row_offsets.shape[0] - 1
     cdef int64_t vocab_size = token_class.shape[0]
-    cdef int64_t words = (vocab_size + 31) // 32
-    cdef int status = 0
     cdef const int32_t* listed = NULL
     if rows < 0 or classes < 0 or window < 0 or row_offsets[rows] > row_classes.shape[0]:
         return _BAD_INPUT, None
-    masks = np.zeros((rows, words), dtype=np.uint32)
     if rows == 0 or vocab_size == 0:
-        return _OK, masks
+        return _OK, np.zeros((rows, (vocab_size + 31) // 32), dtype=np.uint32)
     if classes == 0:
         return _BAD_INPUT, None
     if row_classes.shape[0] > 0:
         listed = &row_classes[0]
-    cdef uint32_t[:, ::1] out = masks
-    with nogil:
-        status = _pack(
-            NULL, &row_offsets[0], listed, rows, classes, &token_class[0], vocab_size, &out[0, 0], words, window
-        )
-    if status == _NO_MEMORY:
-        raise MemoryError("token walk: no memory to pack the masks")
-    if status != 0:
-        return _BAD_INPUT, None
-    return _OK, masks
+    return _packed(NULL, &row_offsets[0], listed, rows, classes, &token_class[0], vocab_size, window)
 
 
 # ---------------------------------------------------------------------------------------------
