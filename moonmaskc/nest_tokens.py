@@ -18,12 +18,20 @@ token that leaves copy 0 pops no more; the value alone as a document holds them 
 
 from __future__ import annotations
 
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.native import native
 from moonmaskc.automata.nested import NEST_OPEN_BYTES, NestRegions, expand_nests
+from moonmaskc.errors import MalformedArraysError
 from moonmaskc.next_table import concatenated_ranges
 from moonmaskc.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from moonmaskc.trie import ByteTrie
 
 PROBE_MARKER = 0xC0
 _OPEN_BYTES = np.frombuffer(NEST_OPEN_BYTES, dtype=np.uint8).astype(np.intp)
@@ -97,8 +105,57 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
     ``(offsets, ids)``, int32[num_states + 1] and int32[n], the ids of state ``q`` being
     ``ids[offsets[q]:offsets[q + 1]]`` in increasing order. Unlike ``dynamic_tokens`` this holds
     the states outside regions too: a token may enter a region, open two containers and close one
-    (``:[[]``). From the token table of a probe of the whole DFA, every pop edge led into an
-    absorbing accepting state (the closing bytes get classes of their own there)."""
+    (``:[[]``). Only a token that holds a closing byte can pop: the trie of those tokens is
+    walked from every state, natively (``nests.pyx`` ``popping_tokens``); the pure path reads the
+    token table of a probe of the whole DFA instead, every pop edge led into an absorbing
+    accepting state (the closing bytes get classes of their own there)."""
+    from moonmaskc.trie import trie_for
+
+    nests = dfa.nests
+    if nests is None:
+        raise ValueError("the DFA has no nest regions")
+    module = native("nests")
+    if module is not None:
+        closers = bytes(np.flatnonzero(nests.pops.any(axis=0)).tolist())
+        closing, members = _closing_tokens(vocabulary, closers)
+        return _native_popping_tokens(module, dfa, nests, trie_for(closing), members)
+    return _probed_tokens(dfa, vocabulary)
+
+
+def _native_popping_tokens(
+    module: ModuleType, dfa: DFA, nests: NestRegions, trie: ByteTrie, members: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``dynamic_tokens_of`` by the native walk of ``trie`` (the closing tokens') from every state
+    (``nests.pyx`` ``popping_tokens``, which checks every index); ``members``: the vocabulary's id
+    of each of the trie's tokens."""
+    nested = (nests.region >= 0) & (nests.copy >= 1)
+    pop_role = np.where(nested, nests.role, -1).astype(np.int32)
+    status, offsets, ids = module.popping_tokens(
+        np.ascontiguousarray(dfa.transitions, dtype=np.int32),
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        pop_role,
+        np.ascontiguousarray(nests.pops, dtype=np.bool_).view(np.uint8),
+        np.ascontiguousarray(trie.node_parent, dtype=np.int32),
+        np.ascontiguousarray(trie.node_byte, dtype=np.uint8),
+        np.ascontiguousarray(trie.node_token_offsets, dtype=np.int64),
+        np.ascontiguousarray(trie.node_token_ids, dtype=np.int32),
+        _narrow_ids(members),
+    )
+    if status == module.NO_MEMORY:
+        raise MemoryError("no memory for the tokens that close a free value's containers")
+    if status != module.OK:
+        raise MalformedArraysError("a nest region's DFA or the closing tokens' trie is malformed")
+    return offsets, ids
+
+
+def _narrow_ids(members: np.ndarray) -> np.ndarray:
+    if members.size and (int(members.min()) < 0 or int(members.max()) > np.iinfo(np.int32).max):
+        raise MalformedArraysError("a token id outside int32")
+    return np.ascontiguousarray(members, dtype=np.int32)
+
+
+def _probed_tokens(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
+    """``dynamic_tokens_of`` in numpy (the pure path): the token table of the probe."""
     from moonmaskc.token_classes import token_classes
     from moonmaskc.trie import trie_for
 

@@ -24,6 +24,7 @@ NATIVE_MODULES = (
     "product",
     "token_walk",
     "fill",
+    "nests",
 )
 PURE_ENV = "MOONMASKC_PURE"
 

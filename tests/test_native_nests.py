@@ -1,0 +1,208 @@
+"""The native walk of the free values' closing tokens (``nests.pyx`` ``popping_tokens``).
+
+``nest_tokens.dynamic_tokens_of`` lists, for every state of a DFA with nest regions, the tokens
+whose walk reaches a pop. The native path walks the closing tokens' trie from every state (a role
+of the nested copies once, pruned by the distance to a pop on large tries); the pure path reads the
+token table of a probe DFA. They must agree on the example schemas and on JSONSchemaBench schemas
+with GPT-2 and Llama-3 (the one example schema with free values, ``note.json``, and six
+JSONSchemaBench ones), pruned and whole; on hand-made vocabularies they must agree with a walk
+of each token's bytes; and a malformed array must be ``BAD_INPUT`` before any walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from moonmaskc import compile_schema
+from moonmaskc.automata.dfa import DFA
+from moonmaskc.automata.native import PURE_ENV, native
+from moonmaskc.errors import MalformedArraysError
+from moonmaskc.nest_tokens import _closing_tokens, _native_popping_tokens, _probed_tokens, dynamic_tokens_of
+from moonmaskc.trie import ByteTrie, trie_for
+from moonmaskc.vocabulary import Vocabulary, load_vocabulary
+from tests.conftest import PROJECT_ROOT, data_path
+from tests.test_nest_regions import NESTED, TOKENS, reaches_pop
+
+NOTE = PROJECT_ROOT / "examples" / "schemas" / "note.json"  # the example with free values
+BENCH_SCHEMAS = (
+    "Kubernetes/kb_10_Normalized.json",
+    "Kubernetes/kb_101_Normalized.json",
+    "Github_trivial/o7441.json",
+    "Github_hard/o2069.json",
+    "JsonSchemaStore/crowdin.json",
+    "Glaiveai2K/calculate_area_4a532765.json",
+)
+WHOLE, PRUNED = 1 << 40, 0  # prune_from_nodes: never prune, always prune
+
+
+@pytest.fixture
+def nests_module() -> ModuleType:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(PURE_ENV, raising=False)
+        module = native("nests")
+    if module is None:
+        pytest.skip("the native nests module is not built")
+    return module
+
+
+def vocabulary_named(name: str) -> Vocabulary:
+    return load_vocabulary(data_path("tokenizers", f"{name}.json"))
+
+
+def nested_dfa(path: Path) -> DFA:
+    dfa = compile_schema(path.read_text(), tokenizer=None).dfa
+    assert dfa.nests is not None, f"{path.name} has no free value"
+    return dfa
+
+
+def closing_trie(dfa: DFA, vocabulary: Vocabulary) -> tuple[ByteTrie, np.ndarray]:
+    assert dfa.nests is not None
+    closers = bytes(np.flatnonzero(dfa.nests.pops.any(axis=0)).tolist())
+    closing, members = _closing_tokens(vocabulary, closers)
+    return trie_for(closing), members
+
+
+def native_tokens(
+    module: ModuleType, dfa: DFA, vocabulary: Vocabulary, prune_from_nodes: int
+) -> tuple[np.ndarray, ...]:
+    trie, members = closing_trie(dfa, vocabulary)
+    with pytest.MonkeyPatch.context() as patch:
+        original: Callable[..., object] = module.popping_tokens
+        patch.setattr(module, "popping_tokens", lambda *a: original(*a, prune_from_nodes=prune_from_nodes))
+        assert dfa.nests is not None
+        return _native_popping_tokens(module, dfa, dfa.nests, trie, members)
+
+
+def assert_same(got: tuple[np.ndarray, ...], expected: tuple[np.ndarray, ...]) -> None:
+    for mine, theirs in zip(got, expected, strict=True):
+        assert mine.dtype == theirs.dtype == np.int32
+        assert np.array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("tokenizer", ["gpt2", "llama3"])
+@pytest.mark.parametrize("prune_from_nodes", [WHOLE, PRUNED], ids=["whole", "pruned"])
+@pytest.mark.parametrize(
+    "path",
+    [NOTE, *(data_path("schemas", "jsonschemabench", name) for name in BENCH_SCHEMAS)],
+    ids=lambda path: path.stem,
+)
+def test_popping_tokens_match_the_probe_on_real_schemas(
+    nests_module: ModuleType, tokenizer: str, prune_from_nodes: int, path: Path
+) -> None:
+    dfa = nested_dfa(path)
+    vocabulary = vocabulary_named(tokenizer)
+    expected = _probed_tokens(dfa, vocabulary)
+    assert expected[1].size > 0
+    assert_same(native_tokens(nests_module, dfa, vocabulary, prune_from_nodes), expected)
+
+
+def test_dynamic_tokens_of_takes_the_native_walk(
+    nests_module: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The public call runs the native walk when the core is built, the probe when it is not."""
+    dfa = nested_dfa(NOTE)
+    vocabulary = vocabulary_named("gpt2")
+    calls: list[int] = []
+    original = nests_module.popping_tokens
+    monkeypatch.setattr(nests_module, "popping_tokens", lambda *a, **k: calls.append(1) or original(*a, **k))
+    monkeypatch.delenv(PURE_ENV, raising=False)
+    native_result = dynamic_tokens_of(dfa, vocabulary)
+    monkeypatch.setenv(PURE_ENV, "1")
+    pure_result = dynamic_tokens_of(dfa, vocabulary)
+    assert calls == [1]
+    assert_same(native_result, pure_result)
+
+
+@pytest.mark.parametrize("prune_from_nodes", [WHOLE, PRUNED], ids=["whole", "pruned"])
+@pytest.mark.parametrize("host", sorted(NESTED))
+def test_popping_tokens_match_a_walk_of_each_token(
+    nests_module: ModuleType, prune_from_nodes: int, host: str
+) -> None:
+    """Every state of the hand-made hosts, and tokens that enter a region, open and close."""
+    tokens = [*TOKENS, b'{"a":[[]', b":[[1]", b'"a":[{}]', b"]]]", b"[]]"]
+    vocabulary = Vocabulary.from_tokens(tokens, eos_id=0)
+    nested, _ = NESTED[host]
+    offsets, ids = native_tokens(nests_module, nested, vocabulary, prune_from_nodes)
+    assert offsets.shape == (nested.num_states + 1,) and offsets[0] == 0 and offsets[-1] == ids.size
+    assert ids.size > 0
+    for state in range(nested.num_states):
+        expected = [
+            token for token, data in enumerate(tokens) if state and data and reaches_pop(nested, state, data)
+        ]
+        assert ids[offsets[state] : offsets[state + 1]].tolist() == expected, state
+
+
+def good_arguments(dfa: DFA) -> list[np.ndarray]:
+    nests = dfa.nests
+    assert nests is not None
+    trie, members = closing_trie(dfa, vocabulary_named("gpt2"))
+    return [
+        np.ascontiguousarray(dfa.transitions, dtype=np.int32),
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        np.where((nests.region >= 0) & (nests.copy >= 1), nests.role, -1).astype(np.int32),
+        np.ascontiguousarray(nests.pops, dtype=np.bool_).view(np.uint8),
+        np.ascontiguousarray(trie.node_parent, dtype=np.int32),
+        np.ascontiguousarray(trie.node_byte, dtype=np.uint8),
+        np.ascontiguousarray(trie.node_token_offsets, dtype=np.int64),
+        np.ascontiguousarray(trie.node_token_ids, dtype=np.int32),
+        np.ascontiguousarray(members, dtype=np.int32),
+    ]
+
+
+def _set(index: int, position: tuple[int, ...] | int, value: int) -> Callable[[list[np.ndarray]], None]:
+    def spoil(arguments: list[np.ndarray]) -> None:
+        arguments[index] = arguments[index].copy()
+        arguments[index][position] = value
+
+    return spoil
+
+
+def _cut(index: int) -> Callable[[list[np.ndarray]], None]:
+    def spoil(arguments: list[np.ndarray]) -> None:
+        arguments[index] = np.ascontiguousarray(arguments[index][:-1])
+
+    return spoil
+
+
+SPOILERS = {
+    "a target past the states": _set(0, (1, 0), 1 << 20),
+    "a negative target": _set(0, (1, 0), -1),
+    "a byte class past the columns": _set(1, 7, 1 << 20),
+    "a role past the pops": _set(2, 1, 1 << 20),
+    "a role below -1": _set(2, 1, -2),
+    "the root with a parent": _set(4, 0, 0),
+    "a parent after its child": _set(4, 3, 5),
+    "parents out of breadth-first order": lambda arguments: _set(4, len(arguments[4]) - 1, 0)(arguments),
+    "token offsets that go down": lambda arguments: _set(6, 2, int(arguments[6][-1]) + 1)(arguments),
+    "a token past the ids": _set(7, 0, 1 << 20),
+    "pop roles one short": _cut(2),
+    "node bytes one short": _cut(5),
+    "token offsets one short": _cut(6),
+}
+
+
+@pytest.mark.parametrize("spoil", SPOILERS.values(), ids=list(SPOILERS))
+def test_malformed_arrays_are_refused_before_any_walk(
+    nests_module: ModuleType, spoil: Callable[..., None]
+) -> None:
+    dfa = nested_dfa(NOTE)
+    arguments = good_arguments(dfa)
+    assert nests_module.popping_tokens(*arguments)[0] == nests_module.OK
+    spoil(arguments)
+    assert nests_module.popping_tokens(*arguments) == (nests_module.BAD_INPUT, None, None)
+
+
+def test_a_malformed_table_is_a_moonmask_error(nests_module: ModuleType) -> None:
+    dfa = nested_dfa(NOTE)
+    assert dfa.nests is not None
+    broken = DFA(dfa.transitions.copy(), dfa.byte_class, dfa.accepting, dfa.start)
+    broken.nests = dfa.nests
+    broken.transitions[1, 0] = dfa.num_states + 5
+    trie, members = closing_trie(dfa, vocabulary_named("gpt2"))
+    with pytest.raises(MalformedArraysError, match="malformed"):
+        _native_popping_tokens(nests_module, broken, dfa.nests, trie, members)
