@@ -7,26 +7,40 @@ token table of a probe DFA. They must agree on the example schemas and on JSONSc
 with GPT-2 and Llama-3 (the one example schema with free values, ``note.json``, and six
 JSONSchemaBench ones), pruned and whole; on hand-made vocabularies they must agree with a walk
 of each token's bytes; and a malformed array must be ``BAD_INPUT`` before any walk.
+
+The regions' rows of ``automata.nested.expand_nests`` (``nests.pyx`` ``expand_table``) must equal
+numpy's (``_expanded_rows``) on the same schemas, and so must the whole expansion; both paths
+refuse the same regions, and a malformed input is ``BAD_INPUT``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
 
-from moonmaskc import compile_schema
+from moonmaskc import compile_schema, ir
+from moonmaskc.automata import nested
+from moonmaskc.automata.build import compile_ir
+from moonmaskc.automata.counted import expand_markers
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import PURE_ENV, native
+from moonmaskc.automata.nested import NEST_CALL, NEST_OPEN_BYTES, NestRegionError, expand_nests
 from moonmaskc.errors import MalformedArraysError
+from moonmaskc.frontends.schema.automata import Automata
+from moonmaskc.frontends.schema.compiler import compile_schema_ir
+from moonmaskc.frontends.schema.layout import Layout
+from moonmaskc.limits import Limits
 from moonmaskc.nest_tokens import _closing_tokens, _native_popping_tokens, _probed_tokens, dynamic_tokens_of
 from moonmaskc.trie import ByteTrie, trie_for
 from moonmaskc.vocabulary import Vocabulary, load_vocabulary
 from tests.conftest import PROJECT_ROOT, data_path
-from tests.test_nest_regions import NESTED, TOKENS, reaches_pop
+from tests.test_nest_regions import FREE, MARKER, NESTED, TOKENS, reaches_pop
 
 NOTE = PROJECT_ROOT / "examples" / "schemas" / "note.json"  # the example with free values
 BENCH_SCHEMAS = (
@@ -206,3 +220,114 @@ def test_a_malformed_table_is_a_moonmask_error(nests_module: ModuleType) -> None
     trie, members = closing_trie(dfa, vocabulary_named("gpt2"))
     with pytest.raises(MalformedArraysError, match="malformed"):
         _native_popping_tokens(nests_module, broken, dfa.nests, trie, members)
+
+
+# -- the regions' rows (``expand_table``) --------------------------------------------------------
+
+
+def unexpanded(path: Path) -> tuple[DFA, int, DFA]:
+    """The schema's DFA before its free values become nest regions, its marker and level."""
+    result = compile_schema_ir(path.read_text(), nest_values=True)
+    assert result.nest_marker is not None and result.nest_level is not None
+    dfa = compile_ir(result.node)
+    if result.markers and result.counted_char is not None:
+        dfa = expand_markers(dfa, result.markers, result.counted_char)
+    return dfa, result.nest_marker, result.nest_level
+
+
+def rows_of(rows: Callable[..., tuple[np.ndarray, ...]], *arguments: object) -> tuple[np.ndarray, ...]:
+    expanded, joint, sources, exits, returns = rows(*arguments)
+    return expanded, joint.astype(np.int64), sources, exits, returns
+
+
+@pytest.mark.parametrize(
+    "path",
+    [NOTE, *(data_path("schemas", "jsonschemabench", name) for name in BENCH_SCHEMAS)],
+    ids=lambda path: path.stem,
+)
+def test_expanded_rows_match_the_pure_path(
+    nests_module: ModuleType, monkeypatch: pytest.MonkeyPatch, path: Path
+) -> None:
+    """The native rows against numpy's, then the whole expansion (regions, columns, distances)."""
+    dfa, marker, level = unexpanded(path)
+    template = nested._template(level, NEST_CALL, NEST_OPEN_BYTES)
+    got = rows_of(nested._native_rows, nests_module, dfa, marker, level, template)
+    expected = rows_of(nested._expanded_rows, dfa, marker, level, template)
+    for mine, theirs in zip(got, expected, strict=True):
+        assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)
+    assert got[2].size > 0
+    native_dfa = expand_nests(dfa, marker, level, NEST_CALL, NEST_OPEN_BYTES)
+    monkeypatch.setattr(nested, "native", lambda name: None)
+    pure_dfa = expand_nests(dfa, marker, level, NEST_CALL, NEST_OPEN_BYTES)
+    for name in ("transitions", "byte_class", "accepting", "distance"):
+        assert np.array_equal(getattr(native_dfa, name), getattr(pure_dfa, name)), name
+    assert native_dfa.nests is not None and pure_dfa.nests is not None
+    for field in dataclasses.fields(native_dfa.nests):
+        assert np.array_equal(getattr(native_dfa.nests, field.name), getattr(pure_dfa.nests, field.name))
+
+
+REFUSED_HOSTS = {
+    "shares its first byte": ir.seq(ir.literal(b"["), ir.alt(FREE, ir.literal(b'"x"')), ir.literal(b"]")),
+    "a number goes on with": ir.seq(ir.literal(b"["), FREE, ir.literal(b"1]")),
+}
+
+
+@pytest.mark.parametrize("reason", sorted(REFUSED_HOSTS))
+def test_a_region_one_stack_cannot_run_is_refused_on_both_paths(
+    nests_module: ModuleType, monkeypatch: pytest.MonkeyPatch, reason: str
+) -> None:
+    level = Automata(Layout.of("compact"), Limits()).nest_level()
+    host = compile_ir(REFUSED_HOSTS[reason])
+    with pytest.raises(NestRegionError, match=reason):
+        expand_nests(host, MARKER, level, NEST_CALL, NEST_OPEN_BYTES)
+    monkeypatch.setattr(nested, "native", lambda name: None)
+    with pytest.raises(NestRegionError, match=reason):
+        expand_nests(host, MARKER, level, NEST_CALL, NEST_OPEN_BYTES)
+
+
+def table_arguments(path: Path) -> list[Any]:
+    dfa, marker, level = unexpanded(path)
+    template = nested._template(level, NEST_CALL, NEST_OPEN_BYTES)
+    return [
+        np.ascontiguousarray(dfa.transitions, dtype=np.int32),
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        dfa.accepting.view(np.uint8).copy(),
+        np.ascontiguousarray(level.byte_class, dtype=np.int32),
+        level.num_classes,
+        marker,
+        template.block.astype(np.int64),
+        template.start_codes.astype(np.int64),
+        template.starts.view(np.uint8).copy(),
+        template.goes_on.view(np.uint8).copy(),
+        template.goes_on_local.astype(np.int64),
+        template.return_codes.astype(np.int64),
+    ]
+
+
+TABLE_SPOILERS = {
+    "a target past the states": _set(0, (1, 0), 1 << 20),
+    "a byte class past the columns": _set(1, 3, 1 << 20),
+    "a level class past its classes": _set(3, 3, 1 << 20),
+    "a block code past the block": lambda arguments: arguments.__setitem__(
+        6, np.full_like(arguments[6], 1 << 20)
+    ),
+    "a block code below the codes": lambda arguments: arguments.__setitem__(
+        6, np.full_like(arguments[6], -4)
+    ),
+    "a start code past the block": _set(7, 5, 1 << 20),
+    "a return code past the block": _set(11, (0, 0), 1 << 20),
+    "a continuing state past the block": lambda arguments: arguments.__setitem__(
+        10, np.asarray([1 << 20], dtype=np.int64)
+    ),
+    "acceptance one short": _cut(2),
+    "a marker past the bytes": lambda arguments: arguments.__setitem__(5, 256),
+    "no level classes": lambda arguments: arguments.__setitem__(4, 0),
+}
+
+
+@pytest.mark.parametrize("spoil", TABLE_SPOILERS.values(), ids=list(TABLE_SPOILERS))
+def test_malformed_expansion_inputs_are_refused(nests_module: ModuleType, spoil: Callable[..., None]) -> None:
+    arguments = table_arguments(NOTE)
+    assert nests_module.expand_table(*arguments)[0] == nests_module.OK
+    spoil(arguments)
+    assert nests_module.expand_table(*arguments)[0] == nests_module.BAD_INPUT

@@ -117,9 +117,10 @@ def shortest_distances(transitions: np.ndarray, accepting: np.ndarray) -> np.nda
     """Fewest bytes from each state to acceptance, -1 where out of reach (int32[states])."""
     module = native("minimize")
     if module is not None and _native_form(transitions, accepting):
-        table = _checked_table(transitions)
-        flags = _checked_vector(accepting, np.bool_, table.shape[0], "accepting")
-        return module.distances(table, flags.view(np.uint8))
+        try:  # the native search checks every target and the flags' length before its walk
+            return module.distances(transitions, accepting.view(np.uint8))
+        except ValueError as error:
+            raise MalformedDFAError(f"distances: {error}") from None
     return np.asarray(_distance_list(transitions.tolist(), accepting.tolist()), dtype=np.int32)
 
 

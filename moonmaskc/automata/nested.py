@@ -39,13 +39,15 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
+from types import ModuleType
 from typing import TypeVar
 
 import numpy as np
 
 from moonmaskc.automata.columns import distinct_columns as _distinct_columns
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.errors import MoonmaskError
+from moonmaskc.automata.native import native
+from moonmaskc.errors import MalformedArraysError, MoonmaskError
 
 NEST_MARKER = 0xFF
 """The marker byte of a free value (one of ``automata.counted.MARKER_BYTES``, which the counted
@@ -181,12 +183,93 @@ def accepts(dfa: DFA, data: bytes) -> bool:
 
 def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes) -> DFA:
     """``dfa`` with each edge on ``marker`` expanded into a nest region of ``level`` (see the
-    module docstring); ``dfa`` itself when no live edge is on ``marker``."""
+    module docstring); ``dfa`` itself when no live edge is on ``marker``. The regions' rows are
+    written by the native core when it is built (``nests.pyx`` ``expand_table``), else in numpy
+    (``_expanded_rows``); the same table either way."""
     column = int(dfa.byte_class[marker])
-    sources = [int(s) for s in np.nonzero(dfa.transitions[:, column])[0] if s]
-    if not sources:
+    if not np.any(dfa.transitions[1:, column]):
         return dfa
     template = _template(level, call, open_bytes)
+    module = native("nests")
+    if module is not None:
+        expanded, joint, sources, exits, returns = _native_rows(module, dfa, marker, level, template)
+    else:
+        expanded, joint, sources, exits, returns = _expanded_rows(dfa, marker, level, template)
+    states, regions, size = dfa.num_states, len(sources), template.block.shape[0]
+    region = np.full(states + regions * size, -1, dtype=np.int32)
+    region[states:] = np.repeat(np.arange(regions, dtype=np.int32), size)
+    region[sources] = np.arange(regions, dtype=np.int32)
+    copy = np.concatenate([np.full(states, -1, dtype=np.int32), np.tile(template.block_copy, regions)])
+    copy[sources] = 0
+    role = np.concatenate([np.full(states, -1, dtype=np.int32), np.tile(template.block_role, regions)])
+    role[sources] = level.start
+    nests = NestRegions(
+        region=region,
+        copy=copy,
+        role=role,
+        exit=exits,
+        returns=returns,
+        pops=template.pops,
+        calls=template.calls,
+        callee=template.callee32,
+        level_distance=template.level_distance,
+    )
+    all_accepting = np.concatenate(
+        [dfa.accepting, (template.block_accepting[None, :] & dfa.accepting[exits][:, None]).reshape(-1)]
+    )
+    transitions, column_of = _distinct_columns(expanded)
+    byte_class = column_of[joint]
+    distance = _distances(transitions, byte_class, all_accepting, nests)
+    result = DFA(transitions, byte_class.astype(np.int32), all_accepting, dfa.start, distance)
+    result.nests = nests
+    if dfa.regions is not None:  # counted regions: the new states lie outside them
+        added = regions * size
+        result.regions = dataclasses.replace(
+            dfa.regions,
+            region=np.concatenate([dfa.regions.region, np.full(added, -1, dtype=np.int32)]),
+            role=np.concatenate([dfa.regions.role, np.full(added, -1, dtype=np.int32)]),
+        )
+    return result
+
+
+_SHARED_START = "a free value shares its first byte with another value"
+_GOES_ON = "a free value is followed by a byte a number goes on with"
+
+ExpandedRows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""``(expanded, joint, sources, exits, returns)``: the table with the regions' rows (int32, on
+the joint classes), the joint class of each byte, each region's source and exit (int32), and
+``NestRegions.returns``."""
+
+
+def _native_rows(module: ModuleType, dfa: DFA, marker: int, level: DFA, template: _Template) -> ExpandedRows:
+    """``_expanded_rows`` by ``nests.pyx`` ``expand_table`` (which checks every index)."""
+    status, _, expanded, joint, sources, exits, returns = module.expand_table(
+        np.ascontiguousarray(dfa.transitions, dtype=np.int32),
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        np.ascontiguousarray(dfa.accepting, dtype=np.bool_).view(np.uint8),
+        np.ascontiguousarray(level.byte_class, dtype=np.int32),
+        level.num_classes,
+        marker,
+        np.ascontiguousarray(template.block, dtype=np.int64),
+        np.ascontiguousarray(template.start_codes, dtype=np.int64),
+        np.ascontiguousarray(template.starts, dtype=np.bool_).view(np.uint8),
+        np.ascontiguousarray(template.goes_on, dtype=np.bool_).view(np.uint8),
+        np.ascontiguousarray(template.goes_on_local, dtype=np.int64),
+        np.ascontiguousarray(template.return_codes, dtype=np.int64),
+    )
+    if status == module.SHARED_START:
+        raise NestRegionError(_SHARED_START)
+    if status == module.GOES_ON:
+        raise NestRegionError(_GOES_ON)
+    if status != module.OK or expanded is None:
+        raise MalformedArraysError("a DFA or a nest level the native core cannot expand (malformed arrays)")
+    return expanded, joint, sources, exits, returns
+
+
+def _expanded_rows(dfa: DFA, marker: int, level: DFA, template: _Template) -> ExpandedRows:
+    """The regions' rows in numpy (the pure path; see ``nests.pyx`` ``expand_table``)."""
+    column = int(dfa.byte_class[marker])
+    sources = [int(s) for s in np.nonzero(dfa.transitions[:, column])[0] if s]
     # Work on the byte classes both automata tell apart (a [states, 256] table of a DFA of
     # 150,000 states would take 150 MB), the marker in a class of its own.
     keys = dfa.byte_class.astype(np.int64) * level.num_classes + level.byte_class
@@ -205,21 +288,17 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
         others = table[source] != 0
         others[marker_column] = False
         if dfa.accepting[source] or np.any(others & starts):
-            raise NestRegionError("a free value shares its first byte with another value")
+            raise NestRegionError(_SHARED_START)
         regions.append((source, int(table[source, marker_column])))
     copies, kinds = 2, len(template.returns)
     size = block.shape[0]
     rows = [table]
-    region_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
-    copy_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
-    role_of = [np.full(dfa.num_states, -1, dtype=np.int32)]
     returns = np.zeros((len(regions), copies, kinds), dtype=np.int32)
-    accepting = [dfa.accepting.copy()]
     next_state = dfa.num_states
     for index, (source, exit_state) in enumerate(regions):
         exit_row = table[exit_state]
         if np.any(exit_row[goes_on] != 0):
-            raise NestRegionError("a free value is followed by a byte a number goes on with")
+            raise NestRegionError(_GOES_ON)
         new_rows = _placed(block, next_state, source, exit_state)
         merged = new_rows[template.goes_on_local]
         new_rows[template.goes_on_local] = np.where(exit_row != 0, exit_row, merged)
@@ -228,41 +307,16 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
         start_row = _placed(start_codes, next_state, source, exit_state)
         table[source] = np.where(start_row != 0, start_row, own)
         rows.append(new_rows)
-        region_of.append(np.full(size, index, dtype=np.int32))
-        copy_of.append(template.block_copy)
-        role_of.append(template.block_role)
-        region_of[0][source] = index
-        copy_of[0][source] = 0
-        role_of[0][source] = level.start
-        accepting.append(template.block_accepting & bool(dfa.accepting[exit_state]))
         returns[index] = _placed(template.return_codes, next_state, source, exit_state)
         next_state += size
-    expanded = np.concatenate(rows, axis=0)
-    nests = NestRegions(
-        region=np.concatenate(region_of),
-        copy=np.concatenate(copy_of),
-        role=np.concatenate(role_of),
-        exit=np.asarray([e for _, e in regions], dtype=np.int32),
-        returns=returns,
-        pops=template.ends & template.in_container[:, None],
-        calls=template.call_targets >= 0,
-        callee=template.callee.astype(np.int32),
-        level_distance=template.level_distance,
+    expanded = np.ascontiguousarray(np.concatenate(rows, axis=0), dtype=np.int32)
+    return (
+        expanded,
+        joint,
+        np.asarray(sources, dtype=np.int32),
+        np.asarray([e for _, e in regions], dtype=np.int32),
+        returns,
     )
-    all_accepting = np.concatenate(accepting)
-    transitions, column_of = _distinct_columns(np.ascontiguousarray(expanded, dtype=np.int32))
-    byte_class = column_of[joint]
-    distance = _distances(transitions, byte_class, all_accepting, nests)
-    result = DFA(transitions, byte_class.astype(np.int32), all_accepting, dfa.start, distance)
-    result.nests = nests
-    if dfa.regions is not None:  # counted regions: the new states lie outside them
-        added = next_state - dfa.num_states
-        result.regions = dataclasses.replace(
-            dfa.regions,
-            region=np.concatenate([dfa.regions.region, np.full(added, -1, dtype=np.int32)]),
-            role=np.concatenate([dfa.regions.role, np.full(added, -1, dtype=np.int32)]),
-        )
-    return result
 
 
 _DEAD, _EXIT, _SOURCE = -1, -2, -3  # the codes of a template's block besides its own states
@@ -371,6 +425,21 @@ class _Template:
         )
         return template._with_block(level.start)
 
+    @cached_property
+    def pops(self) -> np.ndarray:
+        """``NestRegions.pops`` (read-only: every expansion of this level shares it)."""
+        return _read_only(self.ends & self.in_container[:, None])
+
+    @cached_property
+    def calls(self) -> np.ndarray:
+        """``NestRegions.calls`` (read-only)."""
+        return _read_only(self.call_targets >= 0)
+
+    @cached_property
+    def callee32(self) -> np.ndarray:
+        """``NestRegions.callee`` (read-only)."""
+        return _read_only(self.callee.astype(np.int32))
+
     def _with_block(self, start: int) -> _Template:
         """This template with its block (see the fields)."""
         copies, kinds = 2, len(self.returns)
@@ -409,6 +478,11 @@ class _Template:
             ),
             return_codes=return_codes,
         )
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 def _reachable(table: np.ndarray, starts: set[int], final_state: int) -> np.ndarray:

@@ -1,5 +1,10 @@
 # cython: language_level=3
-"""Native core of the nest regions' token work (``moonmaskc.nest_tokens``).
+"""Native core of the nest regions: their rows in a DFA (``automata.nested``) and the tokens
+that close their containers (``moonmaskc.nest_tokens``).
+
+``expand_table(...)``: the table of ``nested.expand_nests`` with each marker edge's region
+written in, before its columns are merged (see its docstring); ``nested._expanded_rows`` is the
+numpy twin.
 
 ``popping_tokens(table, byte_class, pop_role, pops, node_parent, node_byte, node_token_offsets,
 node_token_ids, token_ids, prune_from_nodes=PRUNE_FROM_NODES)``
@@ -400,3 +405,176 @@ def popping_tokens(
         ids_view[i] = found.ids[i]
     free(found.ids)
     return OK, offsets, ids
+
+
+# -- nest regions written into a DFA (``automata.nested.expand_nests``) ---------------------------
+
+SHARED_START = 3
+GOES_ON = 4
+
+cdef enum:
+    _DEAD_CODE = -1
+    _EXIT_CODE = -2
+    _SOURCE_CODE = -3
+
+
+cdef int _by_value64(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0]
+    cdef int64_t y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef inline int32_t _placed_code(int64_t code, int64_t base, int32_t source, int32_t exit_state) noexcept nogil:
+    if code >= 0:
+        return <int32_t>(base + code)
+    if code == _SOURCE_CODE:
+        return source
+    if code == _EXIT_CODE:
+        return exit_state
+    return 0
+
+
+cdef bint _codes_valid(const int64_t* codes, int64_t size, int64_t block_size) noexcept nogil:
+    cdef int64_t i
+    for i in range(size):
+        if codes[i] < _SOURCE_CODE or codes[i] >= block_size:
+            return False
+    return True
+
+
+def expand_table(
+    const int32_t[:, ::1] table not None,
+    const int32_t[::1] byte_class not None,
+    const uint8_t[::1] accepting not None,
+    const int32_t[::1] level_class not None,
+    int64_t level_classes,
+    int64_t marker,
+    const int64_t[:, ::1] block not None,
+    const int64_t[::1] start_codes not None,
+    const uint8_t[::1] starts not None,
+    const uint8_t[::1] goes_on not None,
+    const int64_t[::1] goes_on_local not None,
+    const int64_t[:, ::1] return_codes not None,
+):
+    """The table of ``expand_nests`` before its columns are merged: ``(status, state, expanded,
+    joint, sources, exits, returns)``.
+
+    Takes the DFA (``table`` int32[S, C], ``byte_class``, ``accepting`` uint8[S]), the level's
+    byte classes (``level_class``, ``level_classes`` of them), the marker byte, and the template
+    of one region (``nested._Template``): ``block`` int64[B, 256] and ``start_codes`` int64[256]
+    as codes (a block state, or -1 dead, -2 the region's exit, -3 its source), ``starts`` and
+    ``goes_on`` uint8[256], ``goes_on_local`` int64[G] (block states), ``return_codes``
+    int64[2, kinds]. Works on the joint classes of the DFA's and the level's bytes, the marker in
+    a class of its own (``joint`` int32[256]: the class of each byte, classes numbered by their
+    sorted keys, as ``np.unique`` numbers them). Each live edge on the marker (``sources``, in
+    state order, with its target in ``exits``) becomes a region: the block's rows appended
+    (``expanded`` int32[S + R * B, J]), the source's row led into the block, ``returns``
+    int32[R, 2, kinds] placed. ``status`` ``SHARED_START`` / ``GOES_ON`` with the source or exit
+    ``state`` at fault (the region cannot be expanded), ``BAD_INPUT``, or ``OK``; with no live
+    edge on the marker, ``OK`` and no sources."""
+    cdef int64_t num_states = table.shape[0], num_classes = table.shape[1]
+    cdef int64_t block_size = block.shape[0], kinds = return_codes.shape[1]
+    cdef int64_t count = goes_on_local.shape[0]
+    cdef int64_t b, j, k, s, r, g, key, column, marker_column, regions, total, base, row
+    cdef int64_t[256] keys
+    cdef int32_t[256] rep
+    cdef int32_t joint_count = 0
+    cdef int32_t source, exit_state, value, placed
+    cdef int64_t code
+    if (
+        num_states < 1 or num_classes < 1 or byte_class.shape[0] != 256 or level_class.shape[0] != 256
+        or accepting.shape[0] != num_states or level_classes < 1 or marker < 0 or marker > 255
+        or block.shape[1] != 256 or start_codes.shape[0] != 256 or starts.shape[0] != 256
+        or goes_on.shape[0] != 256 or return_codes.shape[0] != 2 or level_classes > (1 << 30)
+    ):
+        return BAD_INPUT, -1, None, None, None, None, None
+    if not _targets_in_range(&table[0, 0], num_states * num_classes, num_states):
+        return BAD_INPUT, -1, None, None, None, None, None
+    for b in range(256):
+        if byte_class[b] < 0 or byte_class[b] >= num_classes:
+            return BAD_INPUT, -1, None, None, None, None, None
+        if level_class[b] < 0 or level_class[b] >= level_classes:
+            return BAD_INPUT, -1, None, None, None, None, None
+    # (the block's codes are checked as they are read: only the joint classes' columns are)
+    if not _codes_valid(&start_codes[0], 256, block_size):
+        return BAD_INPUT, -1, None, None, None, None, None
+    if kinds > 0 and not _codes_valid(&return_codes[0, 0], 2 * kinds, block_size):
+        return BAD_INPUT, -1, None, None, None, None, None
+    for g in range(count):
+        if goes_on_local[g] < 0 or goes_on_local[g] >= block_size:
+            return BAD_INPUT, -1, None, None, None, None, None
+    # The joint classes: bytes sorted by (key, byte), one class per distinct key.
+    for b in range(256):  # (key + 1) * 256 + byte: the marker's key, -1, first
+        key = 0 if b == marker else <int64_t>byte_class[b] * level_classes + level_class[b] + 1
+        keys[b] = key * 256 + b
+    qsort(keys, 256, sizeof(int64_t), _by_value64)
+    joint = np.empty(256, dtype=np.int32)
+    cdef int32_t[::1] joint_view = joint
+    for b in range(256):
+        if b == 0 or keys[b] // 256 != keys[b - 1] // 256:
+            rep[joint_count] = <int32_t>(keys[b] % 256)
+            joint_count += 1
+        joint_view[keys[b] % 256] = joint_count - 1
+    marker_column = joint_view[marker]
+    column = byte_class[marker]
+    regions = 0
+    for s in range(1, num_states):
+        if table[s, column] != 0:
+            regions += 1
+    if regions == 0:
+        return OK, -1, None, joint, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), None
+    total = num_states + regions * block_size
+    if total > 2147483647:
+        return BAD_INPUT, -1, None, None, None, None, None
+    expanded = np.empty((total, joint_count), dtype=np.int32)
+    cdef int32_t[:, ::1] out = expanded
+    for s in range(num_states):
+        for j in range(joint_count):
+            out[s, j] = table[s, byte_class[rep[j]]]
+    sources = np.empty(regions, dtype=np.int32)
+    exits = np.empty(regions, dtype=np.int32)
+    cdef int32_t[::1] sources_view = sources
+    cdef int32_t[::1] exits_view = exits
+    r = 0
+    for s in range(1, num_states):
+        if table[s, column] == 0:
+            continue
+        if accepting[s]:
+            return SHARED_START, s, None, None, None, None, None
+        for j in range(joint_count):
+            if j != marker_column and out[s, j] != 0 and starts[rep[j]]:
+                return SHARED_START, s, None, None, None, None, None
+        sources_view[r] = <int32_t>s
+        exits_view[r] = out[s, marker_column]
+        r += 1
+    returns = np.empty((regions, 2, kinds), dtype=np.int32)
+    cdef int32_t[:, :, ::1] returns_view = returns
+    for r in range(regions):
+        source = sources_view[r]
+        exit_state = exits_view[r]
+        base = num_states + r * block_size
+        for j in range(joint_count):
+            if goes_on[rep[j]] and out[exit_state, j] != 0:
+                return GOES_ON, exit_state, None, None, None, None, None
+        for b in range(block_size):
+            for j in range(joint_count):
+                code = block[b, rep[j]]
+                if code < _SOURCE_CODE or code >= block_size:
+                    return BAD_INPUT, -1, None, None, None, None, None
+                out[base + b, j] = _placed_code(code, base, source, exit_state)
+        for g in range(count):
+            row = base + goes_on_local[g]
+            for j in range(joint_count):
+                value = out[exit_state, j]
+                if value != 0:
+                    out[row, j] = value
+        for j in range(joint_count):
+            placed = _placed_code(start_codes[rep[j]], base, source, exit_state)
+            if placed != 0:
+                out[source, j] = placed
+            elif j == marker_column:
+                out[source, j] = 0
+        for k in range(2):
+            for j in range(kinds):
+                returns_view[r, k, j] = _placed_code(return_codes[k, j], base, source, exit_state)
+    return OK, -1, expanded, joint, sources, exits, returns
