@@ -194,6 +194,42 @@ def unspelled_endings(dfa: DFA, singles: np.ndarray) -> str | None:
     nests = dfa.nests
     if nests is None:
         raise ValueError("the DFA has no nest regions")
+    module = native("nests")
+    if module is not None:
+        count = _native_unspelled(module, dfa, nests, singles)
+    else:
+        count = _unspelled_states(dfa, nests, singles).size
+    if count == 0:
+        return None
+    missing = ", ".join(f"0x{byte:02x}" for byte in np.nonzero(~singles)[0][:8].tolist())
+    return (
+        f"the vocabulary spells no fewest-bytes ending of {count} states one byte per token "
+        f"(bytes without a token of their own: {missing}...), which a free value's stack needs "
+        "to keep its budgets"
+    )
+
+
+def _native_unspelled(module: ModuleType, dfa: DFA, nests: NestRegions, singles: np.ndarray) -> int:
+    """``unspelled_endings``' count of states by ``nests.pyx`` ``unspelled_count``."""
+    status, count = module.unspelled_count(
+        np.ascontiguousarray(dfa.transitions, dtype=np.int32),
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        np.ascontiguousarray(dfa.distance, dtype=np.int32),
+        np.ascontiguousarray(singles, dtype=np.bool_).view(np.uint8),
+        np.ascontiguousarray(nests.pops, dtype=np.bool_).view(np.uint8),
+        np.ascontiguousarray(nests.region, dtype=np.int32),
+        np.ascontiguousarray(nests.copy, dtype=np.int32),
+        np.ascontiguousarray(nests.role, dtype=np.int32),
+        np.ascontiguousarray(nests.level_distance, dtype=np.int32),
+        np.frombuffer(NEST_OPEN_BYTES, dtype=np.uint8),
+    )
+    if status != module.OK:
+        raise MalformedArraysError("a nest region's DFA is malformed (rejected by the native core)")
+    return int(count)
+
+
+def _unspelled_states(dfa: DFA, nests: NestRegions, singles: np.ndarray) -> np.ndarray:
+    """The states ``unspelled_endings`` counts, in numpy (the pure path)."""
     table = dfa.transitions
     spelled = np.zeros(table.shape[1], dtype=bool)
     spelled[dfa.byte_class[singles]] = True  # a class with a byte of its own
@@ -216,15 +252,7 @@ def unspelled_endings(dfa: DFA, singles: np.ndarray) -> str | None:
     nearer[:, calls] &= (nests.region[rows] < 0)[:, None]
     if not spelled.all():
         nearer &= spelled[None, :]
-    stuck = rows[~nearer.any(axis=1)]
-    if stuck.size == 0:
-        return None
-    missing = ", ".join(f"0x{byte:02x}" for byte in np.nonzero(~singles)[0][:8].tolist())
-    return (
-        f"the vocabulary spells no fewest-bytes ending of {stuck.size} states one byte per token "
-        f"(bytes without a token of their own: {missing}...), which a free value's stack needs "
-        "to keep its budgets"
-    )
+    return rows[~nearer.any(axis=1)]
 
 
 _CLOSING: dict[tuple[str, bytes], tuple[Vocabulary, np.ndarray]] = {}

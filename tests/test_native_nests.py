@@ -10,7 +10,8 @@ of each token's bytes; and a malformed array must be ``BAD_INPUT`` before any wa
 
 The regions' rows of ``automata.nested.expand_nests`` (``nests.pyx`` ``expand_table``) must equal
 numpy's (``_expanded_rows``) on the same schemas, and so must the whole expansion; both paths
-refuse the same regions, and a malformed input is ``BAD_INPUT``.
+refuse the same regions, and a malformed input is ``BAD_INPUT``. The count of states whose
+fewest-bytes ending no single-byte tokens spell (``unspelled_count``) must equal numpy's.
 """
 
 from __future__ import annotations
@@ -36,7 +37,14 @@ from moonmaskc.frontends.schema.automata import Automata
 from moonmaskc.frontends.schema.compiler import compile_schema_ir
 from moonmaskc.frontends.schema.layout import Layout
 from moonmaskc.limits import Limits
-from moonmaskc.nest_tokens import _closing_tokens, _native_popping_tokens, _probed_tokens, dynamic_tokens_of
+from moonmaskc.nest_tokens import (
+    _closing_tokens,
+    _native_popping_tokens,
+    _native_unspelled,
+    _probed_tokens,
+    _unspelled_states,
+    dynamic_tokens_of,
+)
 from moonmaskc.trie import ByteTrie, trie_for
 from moonmaskc.vocabulary import Vocabulary, load_vocabulary
 from tests.conftest import PROJECT_ROOT, data_path
@@ -331,3 +339,42 @@ def test_malformed_expansion_inputs_are_refused(nests_module: ModuleType, spoil:
     assert nests_module.expand_table(*arguments)[0] == nests_module.OK
     spoil(arguments)
     assert nests_module.expand_table(*arguments)[0] == nests_module.BAD_INPUT
+
+
+# -- the budgets' fact (``unspelled_count``) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [NOTE, *(data_path("schemas", "jsonschemabench", name) for name in BENCH_SCHEMAS)],
+    ids=lambda path: path.stem,
+)
+def test_unspelled_counts_match_the_pure_path(nests_module: ModuleType, path: Path) -> None:
+    """Every byte a token (GPT-2's case: only the nested copies are checked), and vocabularies
+    that lack some bytes, among them the closing ones and the ones a number or a string needs."""
+    dfa = nested_dfa(path)
+    assert dfa.nests is not None
+    rng = np.random.default_rng(7)
+    no_digits = ~np.isin(np.arange(256), list(b"0123456789"))  # an opening byte looks nearer
+    cases = [np.ones(256, dtype=bool), np.arange(256) != ord("}"), np.arange(256) != ord('"'), no_digits]
+    cases += [rng.random(256) < share for share in (0.5, 0.9, 0.98)]
+    counts = []
+    for singles in cases:
+        got = _native_unspelled(nests_module, dfa, dfa.nests, singles)
+        assert got == _unspelled_states(dfa, dfa.nests, singles).size
+        counts.append(got)
+    assert counts[0] == 0 and max(counts) > 0
+
+
+def test_a_malformed_nest_table_is_refused_by_the_count(nests_module: ModuleType) -> None:
+    dfa = nested_dfa(NOTE)
+    assert dfa.nests is not None
+    broken = DFA(dfa.transitions.copy(), dfa.byte_class, dfa.accepting, dfa.start, dfa.distance)
+    broken.transitions[2, 1] = -7
+    with pytest.raises(MalformedArraysError, match="malformed"):
+        _native_unspelled(nests_module, broken, dfa.nests, np.ones(256, dtype=bool))
+    role = dfa.nests.role.copy()
+    role[1] = 1 << 20
+    spoiled = dataclasses.replace(dfa.nests, role=role)
+    with pytest.raises(MalformedArraysError, match="malformed"):
+        _native_unspelled(nests_module, dfa, spoiled, np.ones(256, dtype=bool))

@@ -2,6 +2,9 @@
 """Native core of the nest regions: their rows in a DFA (``automata.nested``) and the tokens
 that close their containers (``moonmaskc.nest_tokens``).
 
+``unspelled_count(...)``: how many states ``nest_tokens.unspelled_endings`` names (the numpy
+twin).
+
 ``expand_table(...)``: the table of ``nested.expand_nests`` with each marker edge's region
 written in, before its columns are merged (see its docstring); ``nested._expanded_rows`` is the
 numpy twin.
@@ -578,3 +581,85 @@ def expand_table(
             for j in range(kinds):
                 returns_view[r, k, j] = _placed_code(return_codes[k, j], base, source, exit_state)
     return OK, -1, expanded, joint, sources, exits, returns
+
+
+# -- the budgets' fact (``nest_tokens.unspelled_endings``) ---------------------------------------
+
+
+def unspelled_count(
+    const int32_t[:, ::1] table not None,
+    const int32_t[::1] byte_class not None,
+    const int32_t[::1] distance not None,
+    const uint8_t[::1] singles not None,
+    const uint8_t[:, ::1] pops not None,
+    const int32_t[::1] region not None,
+    const int32_t[::1] copy not None,
+    const int32_t[::1] role not None,
+    const int32_t[::1] level_distance not None,
+    const uint8_t[::1] open_bytes not None,
+):
+    """How many states of a DFA with nest regions have no fewest-bytes ending spelled one byte per
+    token (``nest_tokens.unspelled_endings``, which is the numpy twin and says what this means):
+    ``(status, count)``, ``status`` ``OK`` or ``BAD_INPUT``."""
+    cdef int64_t num_states = table.shape[0], num_classes = table.shape[1]
+    cdef int64_t num_roles = pops.shape[0]
+    cdef int64_t s, c, b, r, stuck = 0
+    cdef int32_t d, t
+    cdef bint all_spelled = True, found
+    if (
+        num_states < 1 or num_classes < 1 or byte_class.shape[0] != 256 or singles.shape[0] != 256
+        or pops.shape[1] != 256 or distance.shape[0] != num_states or region.shape[0] != num_states
+        or copy.shape[0] != num_states or role.shape[0] != num_states
+        or level_distance.shape[0] != num_roles or num_roles < 1
+    ):
+        return BAD_INPUT, 0
+    if not _targets_in_range(&table[0, 0], num_states * num_classes, num_states):
+        return BAD_INPUT, 0
+    for b in range(256):
+        if byte_class[b] < 0 or byte_class[b] >= num_classes:
+            return BAD_INPUT, 0
+    for s in range(num_states):
+        if role[s] < -1 or role[s] >= num_roles:
+            return BAD_INPUT, 0
+    spelled = np.zeros(num_classes, dtype=np.uint8)
+    is_call = np.zeros(num_classes, dtype=np.uint8)
+    closing = np.zeros(num_roles, dtype=np.uint8)
+    cdef uint8_t[::1] spelled_view = spelled
+    cdef uint8_t[::1] call_view = is_call
+    cdef uint8_t[::1] closing_view = closing
+    for b in range(256):
+        if singles[b]:
+            spelled_view[byte_class[b]] = 1
+    for b in range(open_bytes.shape[0]):
+        call_view[byte_class[open_bytes[b]]] = 1
+    for c in range(num_classes):
+        if not spelled_view[c]:
+            all_spelled = False
+    for r in range(num_roles):
+        for b in range(256):
+            if pops[r, b] and singles[b]:
+                closing_view[r] = 1
+                break
+    for s in range(num_states):
+        d = distance[s]
+        if d <= 0:
+            continue
+        r = role[s] if role[s] > 0 else 0
+        if copy[s] >= 1 and level_distance[r] == 1 and closing_view[r]:
+            continue  # one closing byte from its level's end: that byte is a token of its own
+        if all_spelled and copy[s] < 1:
+            continue  # the table's own distance: some edge leads one byte nearer
+        found = False
+        for c in range(num_classes):
+            t = table[s, c]
+            if (
+                t != 0
+                and distance[t] == d - 1
+                and (all_spelled or spelled_view[c])
+                and not (call_view[c] and region[s] >= 0)
+            ):
+                found = True
+                break
+        if not found:
+            stuck += 1
+    return OK, stuck
