@@ -25,6 +25,7 @@ NATIVE_MODULES = (
     "token_walk",
     "fill",
     "nests",
+    "excluded",
 )
 PURE_ENV = "MOONMASKC_PURE"
 

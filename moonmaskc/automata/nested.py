@@ -88,8 +88,7 @@ def check_no_nest_marker(*dfas: DFA) -> None:
     if marker is None:
         return
     for dfa in dfas:
-        column = int(dfa.byte_class[marker])
-        if np.any(dfa.transitions[:, column] != 0):
+        if dfa.transitions[:, dfa.byte_class[marker]].any():
             raise NestRegionError("a free value reaches a product of automata (allOf, not, oneOf, ...)")
 
 
