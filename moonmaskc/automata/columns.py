@@ -3,7 +3,8 @@
 Takes: an int32 ``[states, columns]`` table. Hands on: ``distinct_columns``, the table with each
 distinct column once and, per old column, its new one. With the native core, the columns are
 numbered by ``minimize.pyx``'s ``column_classes`` (a digest per column in one row-major pass,
-columns compared in full where digests agree: no transposed copy); without it, by their bytes.
+columns compared in full where digests agree: no transposed copy) and gathered row by row
+(``merged_columns``); without it, by their bytes.
 Both number the distinct columns in order of first appearance.
 """
 
@@ -21,11 +22,8 @@ def distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     table = np.ascontiguousarray(table, dtype=np.int32)
     module = native("minimize")
     if module is not None and table.shape[0] > 0 and table.shape[1] > 0:
-        column_of = module.column_classes(table).astype(np.int64)
-        if int(column_of[-1]) == table.shape[1] - 1:  # (numbered as first seen: all distinct)
-            return table, column_of
-        _, kept = np.unique(column_of, return_index=True)  # classes are numbered as first seen
-        return np.take(table, kept, axis=1), column_of  # (take: 2-4x faster than [:, kept])
+        merged, column_of = module.merged_columns(table)
+        return (table if merged is None else merged), column_of.astype(np.int64)
     return _pure_distinct_columns(table)
 
 

@@ -559,6 +559,37 @@ def column_classes(const int32_t[:, ::1] table not None):
         free(kept)
 
 
+def merged_columns(const int32_t[:, ::1] table not None):
+    """``(merged, column_of)``: ``table`` with each distinct column once, in order of first
+    appearance (int32[m, distinct], a new array; None when every column is distinct), and
+    ``column_classes(table)``: the gather done
+    row by row, where numpy's ``take`` along the columns of a row-major table reads with a stride
+    (7 ms on 33,000 x 73)."""
+    cdef Py_ssize_t m = table.shape[0], k = table.shape[1], row, column, distinct = 0
+    classes = column_classes(table)
+    cdef int32_t[::1] class_of = classes
+    cdef int32_t* first = <int32_t*>_alloc(k, sizeof(int32_t))
+    cdef int32_t[:, ::1] out_view
+    try:
+        if first == NULL:
+            _raise_for(NO_MEMORY)
+        for column in range(k):
+            if class_of[column] == distinct:
+                first[distinct] = <int32_t>column
+                distinct += 1
+        if distinct == k:
+            return None, classes
+        merged = np.empty((m, distinct), dtype=np.int32)
+        out_view = merged
+        with nogil:
+            for row in range(m):
+                for column in range(distinct):
+                    out_view[row, column] = table[row, first[column]]
+        return merged, classes
+    finally:
+        free(first)
+
+
 def distances(const int32_t[:, ::1] transitions not None, const uint8_t[::1] accepting not None):
     """int32[n]: fewest steps from each state to an accepting one, -1 where none."""
     cdef Py_ssize_t n = transitions.shape[0], k = transitions.shape[1], c
