@@ -8,9 +8,12 @@ fate depends on the stack: the token table of a DFA with nest regions is built w
 edge dead, so a state's row holds the tokens that need no pop, with their next states, and leaves
 out exactly these (the runtime walks them with the stack).
 
-How: a *probe* DFA (``probe_of``), the DFA with every pop edge led into an absorbing accepting
-state ``POPPED``; the token table of the probe over the tokens that hold a closing byte (native
-trie walk) then says, per state, which tokens end in ``POPPED`` (``dynamic_tokens_of``). Per role
+How (``dynamic_tokens_of``): the trie of the tokens that hold a closing byte, walked from every
+state by the native core (``nests.pyx`` ``popping_tokens``), which lists the tokens that meet a
+pop; on the pure path, a *probe* DFA (``probe_of``), the DFA with every pop edge led into an
+absorbing accepting state ``POPPED``, whose token table over those tokens says, per state, which
+tokens end in ``POPPED``. ``unspelled_endings`` checks the fact the runtime's budgets inside
+nested containers rest on (natively counted by ``unspelled_count``). Per role
 (``dynamic_tokens``) the sets depend only on the role and on whether the copy is 0 (whose closing
 bytes end the value instead of popping): before its first pop a token never leaves copy 1, and a
 token that leaves copy 0 pops no more; the value alone as a document holds them all.
