@@ -288,6 +288,13 @@ def minimal_dense(transitions: np.ndarray, byte_class: np.ndarray, accepting: np
     and ``start``, which need not be pruned but must have a dead state 0. Every array must be
     C-contiguous with its values in range, else ``MalformedDFAError``. Columns not numbered by their
     smallest byte are renumbered first (and columns that no byte uses dropped)."""
+    module = native("minimize")
+    if module is not None:
+        # The native call checks every array, index and the dead state before use (its
+        # ValueError is a MalformedDFAError): the pure path's checks would read the table twice.
+        if not isinstance(accepting, np.ndarray) or accepting.dtype != np.bool_:
+            raise MalformedDFAError(f"accepting must be a bool array, not {type(accepting).__name__}")
+        return _native_minimal(module, transitions, byte_class, accepting.view(np.uint8), _start_index(start))
     table = _checked_table(transitions)
     num_states, num_classes = table.shape
     classes = _checked_vector(byte_class, np.int32, 256, "byte_class")
@@ -296,14 +303,18 @@ def minimal_dense(transitions: np.ndarray, byte_class: np.ndarray, accepting: np
     flags = _checked_vector(accepting, np.bool_, num_states, "accepting")
     first = _checked_start(start, num_states)
     _check_dead_state(table, flags)
-    module = native("minimize")
-    if module is None:
-        table, classes = _columns_by_smallest_byte(table, classes)
-        pruned = _pure_prune(DFA(table, classes, flags, first))
-        if pruned.start == 0:
-            return _empty_dfa()
-        return _minimal(Tables.of(pruned)).to_dfa()
-    return _native_minimal(module, table, classes, flags.view(np.uint8), first)
+    table, classes = _columns_by_smallest_byte(table, classes)
+    pruned = _pure_prune(DFA(table, classes, flags, first))
+    if pruned.start == 0:
+        return _empty_dfa()
+    return _minimal(Tables.of(pruned)).to_dfa()
+
+
+def _start_index(start: object) -> int:
+    """``start`` as an int (a bool or a float is no state number: ``MalformedDFAError``)."""
+    if isinstance(start, bool) or not isinstance(start, int | np.integer):
+        raise MalformedDFAError(f"the start state must be an integer, not {type(start).__name__}")
+    return int(start)
 
 
 def _native_minimal(

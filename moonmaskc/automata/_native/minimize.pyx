@@ -804,7 +804,8 @@ def canonical_minimal(
     distance int32[m])``, ready for ``DFA(table, byte_class, accepting, 1, distance)``, or ``None``
     when the start cannot reach acceptance: the columns numbered by their smallest byte first
     (those no byte uses dropped), then ``minimal``, then equal columns merged as ``column_classes``
-    numbers them. The table needs a dead state 0; every input is checked (``ValueError``)."""
+    numbers them. The table needs a dead state 0; every input is checked (``ValueError``), every
+    target among them, before any walk."""
     cdef Py_ssize_t n = transitions.shape[0], k = transitions.shape[1], used, b, c, r, j, distinct = 0
     _check_table(n, k, accepting.shape[0])
     if byte_class.shape[0] != 256:
@@ -813,6 +814,11 @@ def canonical_minimal(
         if byte_class[b] < 0 or byte_class[b] >= k:
             raise ValueError("a byte class is outside [0, classes)")
     _check_dead_start(&transitions[0, 0], n, k, &accepting[0], start)
+    cdef bint in_range
+    with nogil:
+        in_range = _targets_in_range(&transitions[0, 0], n, k)
+    if not in_range:  # (the walks below index rows by their targets)
+        _raise_for(BAD_TARGET)
     cdef const int32_t* table = &transitions[0, 0]
     cdef int32_t* rank = <int32_t*>_alloc(k, sizeof(int32_t))
     cdef int32_t* renumbered = NULL  # owned; NULL when the columns are numbered so already
