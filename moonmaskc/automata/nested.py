@@ -124,6 +124,11 @@ class NestRegions:
         return int(self.exit.shape[0])
 
     @cached_property
+    def closing_bytes(self) -> bytes:
+        """The bytes that close a container from some role, ascending."""
+        return bytes(np.flatnonzero(self.pops.any(axis=0)).tolist())
+
+    @cached_property
     def entry_bits(self) -> int:
         """Bits per stack entry: the kind of each open container."""
         return max(1, (int(self.returns.shape[2]) - 1).bit_length())
@@ -242,7 +247,7 @@ the joint classes), the joint class of each byte, each region's source and exit 
 
 def _native_rows(module: ModuleType, dfa: DFA, marker: int, level: DFA, template: _Template) -> ExpandedRows:
     """``_expanded_rows`` by ``nests.pyx`` ``expand_table`` (which checks every index)."""
-    status, _, expanded, joint, sources, exits, returns = module.expand_table(
+    status, expanded, joint, sources, exits, returns = module.expand_table(
         np.ascontiguousarray(dfa.transitions, dtype=np.int32),
         np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
         np.ascontiguousarray(dfa.accepting, dtype=np.bool_).view(np.uint8),

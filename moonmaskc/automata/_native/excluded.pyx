@@ -22,6 +22,8 @@
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
+from moonmaskc.automata._native.table_checks cimport targets_in_range
+
 import numpy as np
 
 OK = 0
@@ -53,9 +55,8 @@ def trie_in_front(
         or count < 0 or offsets[0] != 0 or offsets[count] != words.shape[0]
     ):
         return BAD_INPUT, None, None, None, 0, 0
-    for i in range(num_states):
-        for c in range(num_classes):
-            bad |= <uint32_t>(<uint32_t>table[i, c] >= <uint32_t>num_states)
+    if not targets_in_range(&table[0, 0], num_states * num_classes, num_states):
+        return BAD_INPUT, None, None, None, 0, 0
     for b in range(256):
         bad |= <uint32_t>(<uint32_t>byte_class[b] >= <uint32_t>num_classes)
     for i in range(count):

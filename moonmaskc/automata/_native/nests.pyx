@@ -44,6 +44,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcpy
 
+from moonmaskc.automata._native.table_checks cimport targets_in_range
+
 import numpy as np
 
 OK = 0
@@ -65,20 +67,24 @@ cdef struct Found:
     int64_t capacity
 
 
-cdef int _found_add(Found* found, const int64_t* token_offsets, const int32_t* token_ids_at,
-                    const int32_t* token_ids, int64_t node) noexcept nogil:
-    """The tokens ending at ``node``, listed."""
-    cdef int64_t need = token_offsets[node + 1] - token_offsets[node]
-    cdef int64_t i
+cdef int _found_reserve(Found* found, int64_t need) noexcept nogil:
+    """Room for ``need`` more entries (1 when there is no memory for them)."""
     cdef int32_t* grown
-    if need == 0:
-        return 0
     if found.count + need > found.capacity:
         found.capacity = 2 * found.capacity + need + 64
         grown = <int32_t*>realloc(found.ids, found.capacity * sizeof(int32_t))
         if grown == NULL:
             return 1
         found.ids = grown
+    return 0
+
+
+cdef int _found_add(Found* found, const int64_t* token_offsets, const int32_t* token_ids_at,
+                    const int32_t* token_ids, int64_t node) noexcept nogil:
+    """The tokens ending at ``node``, listed."""
+    cdef int64_t i
+    if _found_reserve(found, token_offsets[node + 1] - token_offsets[node]):
+        return 1
     for i in range(token_offsets[node], token_offsets[node + 1]):
         found.ids[found.count] = token_ids[token_ids_at[i]]
         found.count += 1
@@ -87,18 +93,12 @@ cdef int _found_add(Found* found, const int64_t* token_offsets, const int32_t* t
 
 cdef int _found_copy(Found* found, int64_t low, int64_t high) noexcept nogil:
     """Entries ``low .. high - 1`` of the list appended again."""
-    cdef int64_t need = high - low
-    cdef int32_t* grown
-    if need <= 0:
+    if high <= low:
         return 0
-    if found.count + need > found.capacity:
-        found.capacity = 2 * found.capacity + need + 64
-        grown = <int32_t*>realloc(found.ids, found.capacity * sizeof(int32_t))
-        if grown == NULL:
-            return 1
-        found.ids = grown
-    memcpy(found.ids + found.count, found.ids + low, need * sizeof(int32_t))
-    found.count += need
+    if _found_reserve(found, high - low):
+        return 1
+    memcpy(found.ids + found.count, found.ids + low, (high - low) * sizeof(int32_t))
+    found.count += high - low
     return 0
 
 
@@ -274,14 +274,6 @@ cdef int _walk_all(
     return 0
 
 
-cdef bint _targets_in_range(const int32_t* table, int64_t size, int64_t num_states) noexcept nogil:
-    cdef int64_t i
-    cdef uint32_t bad = 0
-    for i in range(size):
-        bad |= <uint32_t>(<uint32_t>table[i] >= <uint32_t>num_states)
-    return bad == 0
-
-
 PRUNE_FROM_NODES = 512
 """Tries of more nodes than this are walked with the pop distances' pruning: GPT-2's closing
 tokens (123 nodes) walk faster whole, Llama-3's (1,554) faster pruned (by 2x on 7,806 states)."""
@@ -323,7 +315,7 @@ def popping_tokens(
         or node_token_offsets[num_nodes] != num_listed
     ):
         return BAD_INPUT, None, None
-    if not _targets_in_range(&table[0, 0], num_states * num_classes, num_states):
+    if not targets_in_range(&table[0, 0], num_states * num_classes, num_states):
         return BAD_INPUT, None, None
     for s in range(num_states):
         if pop_role[s] < -1 or pop_role[s] >= num_roles:
@@ -459,8 +451,8 @@ def expand_table(
     const int64_t[::1] goes_on_local not None,
     const int64_t[:, ::1] return_codes not None,
 ):
-    """The table of ``expand_nests`` before its columns are merged: ``(status, state, expanded,
-    joint, sources, exits, returns)``.
+    """The table of ``expand_nests`` before its columns are merged: ``(status, expanded, joint,
+    sources, exits, returns)``.
 
     Takes the DFA (``table`` int32[S, C], ``byte_class``, ``accepting`` uint8[S]), the level's
     byte classes (``level_class``, ``level_classes`` of them), the marker byte, and the template
@@ -472,8 +464,8 @@ def expand_table(
     sorted keys, as ``np.unique`` numbers them). Each live edge on the marker (``sources``, in
     state order, with its target in ``exits``) becomes a region: the block's rows appended
     (``expanded`` int32[S + R * B, J]), the source's row led into the block, ``returns``
-    int32[R, 2, kinds] placed. ``status`` ``SHARED_START`` / ``GOES_ON`` with the source or exit
-    ``state`` at fault (the region cannot be expanded), ``BAD_INPUT``, or ``OK``; with no live
+    int32[R, 2, kinds] placed. ``status`` ``SHARED_START`` / ``GOES_ON`` (a source, or an exit,
+    that one stack cannot run: the region cannot be expanded), ``BAD_INPUT``, or ``OK``; with no live
     edge on the marker, ``OK`` and no sources."""
     cdef int64_t num_states = table.shape[0], num_classes = table.shape[1]
     cdef int64_t block_size = block.shape[0], kinds = return_codes.shape[1]
@@ -490,22 +482,22 @@ def expand_table(
         or block.shape[1] != 256 or start_codes.shape[0] != 256 or starts.shape[0] != 256
         or goes_on.shape[0] != 256 or return_codes.shape[0] != 2 or level_classes > (1 << 30)
     ):
-        return BAD_INPUT, -1, None, None, None, None, None
-    if not _targets_in_range(&table[0, 0], num_states * num_classes, num_states):
-        return BAD_INPUT, -1, None, None, None, None, None
+        return BAD_INPUT, None, None, None, None, None
+    if not targets_in_range(&table[0, 0], num_states * num_classes, num_states):
+        return BAD_INPUT, None, None, None, None, None
     for b in range(256):
         if byte_class[b] < 0 or byte_class[b] >= num_classes:
-            return BAD_INPUT, -1, None, None, None, None, None
+            return BAD_INPUT, None, None, None, None, None
         if level_class[b] < 0 or level_class[b] >= level_classes:
-            return BAD_INPUT, -1, None, None, None, None, None
+            return BAD_INPUT, None, None, None, None, None
     # (the block's codes are checked as they are read: only the joint classes' columns are)
     if not _codes_valid(&start_codes[0], 256, block_size):
-        return BAD_INPUT, -1, None, None, None, None, None
+        return BAD_INPUT, None, None, None, None, None
     if kinds > 0 and not _codes_valid(&return_codes[0, 0], 2 * kinds, block_size):
-        return BAD_INPUT, -1, None, None, None, None, None
+        return BAD_INPUT, None, None, None, None, None
     for g in range(count):
         if goes_on_local[g] < 0 or goes_on_local[g] >= block_size:
-            return BAD_INPUT, -1, None, None, None, None, None
+            return BAD_INPUT, None, None, None, None, None
     # The joint classes: bytes sorted by (key, byte), one class per distinct key.
     for b in range(256):  # (key + 1) * 256 + byte: the marker's key, -1, first
         key = 0 if b == marker else <int64_t>byte_class[b] * level_classes + level_class[b] + 1
@@ -525,10 +517,10 @@ def expand_table(
         if table[s, column] != 0:
             regions += 1
     if regions == 0:
-        return OK, -1, None, joint, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), None
+        return OK, None, joint, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), None
     total = num_states + regions * block_size
     if total > 2147483647:
-        return BAD_INPUT, -1, None, None, None, None, None
+        return BAD_INPUT, None, None, None, None, None
     expanded = np.empty((total, joint_count), dtype=np.int32)
     cdef int32_t[:, ::1] out = expanded
     for s in range(num_states):
@@ -543,10 +535,10 @@ def expand_table(
         if table[s, column] == 0:
             continue
         if accepting[s]:
-            return SHARED_START, s, None, None, None, None, None
+            return SHARED_START, None, None, None, None, None
         for j in range(joint_count):
             if j != marker_column and out[s, j] != 0 and starts[rep[j]]:
-                return SHARED_START, s, None, None, None, None, None
+                return SHARED_START, None, None, None, None, None
         sources_view[r] = <int32_t>s
         exits_view[r] = out[s, marker_column]
         r += 1
@@ -558,12 +550,12 @@ def expand_table(
         base = num_states + r * block_size
         for j in range(joint_count):
             if goes_on[rep[j]] and out[exit_state, j] != 0:
-                return GOES_ON, exit_state, None, None, None, None, None
+                return GOES_ON, None, None, None, None, None
         for b in range(block_size):
             for j in range(joint_count):
                 code = block[b, rep[j]]
                 if code < _SOURCE_CODE or code >= block_size:
-                    return BAD_INPUT, -1, None, None, None, None, None
+                    return BAD_INPUT, None, None, None, None, None
                 out[base + b, j] = _placed_code(code, base, source, exit_state)
         for g in range(count):
             row = base + goes_on_local[g]
@@ -580,7 +572,7 @@ def expand_table(
         for k in range(2):
             for j in range(kinds):
                 returns_view[r, k, j] = _placed_code(return_codes[k, j], base, source, exit_state)
-    return OK, -1, expanded, joint, sources, exits, returns
+    return OK, expanded, joint, sources, exits, returns
 
 
 # -- the budgets' fact (``nest_tokens.unspelled_endings``) ---------------------------------------
@@ -613,7 +605,7 @@ def unspelled_count(
         or level_distance.shape[0] != num_roles or num_roles < 1
     ):
         return BAD_INPUT, 0
-    if not _targets_in_range(&table[0, 0], num_states * num_classes, num_states):
+    if not targets_in_range(&table[0, 0], num_states * num_classes, num_states):
         return BAD_INPUT, 0
     for b in range(256):
         if byte_class[b] < 0 or byte_class[b] >= num_classes:
