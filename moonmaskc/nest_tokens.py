@@ -86,7 +86,7 @@ def probe_of(dfa: DFA) -> tuple[DFA, int, bytes]:
         raise ValueError("the DFA has no nest regions")
     states, classes = dfa.transitions.shape
     popped = states
-    closers = sorted({int(byte) for byte in np.nonzero(nests.pops.any(axis=0))[0]})
+    closers = list(nests.closing_bytes)
     byte_class = dfa.byte_class.astype(np.int64).copy()
     width = classes + len(closers)
     table = np.empty((states + 1, width), dtype=np.int32)
@@ -119,8 +119,7 @@ def dynamic_tokens_of(dfa: DFA, vocabulary: Vocabulary) -> tuple[np.ndarray, np.
         raise ValueError("the DFA has no nest regions")
     module = native("nests")
     if module is not None:
-        closers = bytes(np.flatnonzero(nests.pops.any(axis=0)).tolist())
-        closing, members = _closing_tokens(vocabulary, closers)
+        closing, members = _closing_tokens(vocabulary, nests.closing_bytes)
         return _native_popping_tokens(module, dfa, nests, trie_for(closing), members)
     return _probed_tokens(dfa, vocabulary)
 

@@ -84,7 +84,7 @@ def nested_dfa(path: Path) -> DFA:
 
 def closing_trie(dfa: DFA, vocabulary: Vocabulary) -> tuple[ByteTrie, np.ndarray]:
     assert dfa.nests is not None
-    closers = bytes(np.flatnonzero(dfa.nests.pops.any(axis=0)).tolist())
+    closers = dfa.nests.closing_bytes
     closing, members = _closing_tokens(vocabulary, closers)
     return trie_for(closing), members
 

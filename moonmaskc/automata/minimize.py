@@ -294,7 +294,7 @@ def minimal_dense(transitions: np.ndarray, byte_class: np.ndarray, accepting: np
         # ValueError is a MalformedDFAError): the pure path's checks would read the table twice.
         if not isinstance(accepting, np.ndarray) or accepting.dtype != np.bool_:
             raise MalformedDFAError(f"accepting must be a bool array, not {type(accepting).__name__}")
-        return _native_minimal(module, transitions, byte_class, accepting.view(np.uint8), _start_index(start))
+        return _native_minimal(module, transitions, byte_class, accepting.view(np.uint8), start)
     table = _checked_table(transitions)
     num_states, num_classes = table.shape
     classes = _checked_vector(byte_class, np.int32, 256, "byte_class")
@@ -308,13 +308,6 @@ def minimal_dense(transitions: np.ndarray, byte_class: np.ndarray, accepting: np
     if pruned.start == 0:
         return _empty_dfa()
     return _minimal(Tables.of(pruned)).to_dfa()
-
-
-def _start_index(start: object) -> int:
-    """``start`` as an int (a bool or a float is no state number: ``MalformedDFAError``)."""
-    if isinstance(start, bool) or not isinstance(start, int | np.integer):
-        raise MalformedDFAError(f"the start state must be an integer, not {type(start).__name__}")
-    return int(start)
 
 
 def _native_minimal(

@@ -178,11 +178,11 @@ def inline_walk_levels() -> int | None:
     return getattr(_state, "inline_levels", None)
 
 
-def escalate_if_inline() -> None:
-    """Within an inline attempt, raise ``NeedsDeepStack``: for a ``RecursionError`` caught where it
-    would otherwise become the input's error (an inline attempt's stack is not the one
-    ``--max-nesting`` sized)."""
-    if inline_walk_levels() is not None:
+def escalate_if_inline(error: BaseException) -> None:
+    """Within an inline attempt, raise ``NeedsDeepStack`` when ``error``, caught where it would
+    otherwise become the input's error, is a ``RecursionError`` (an inline attempt's stack is not
+    the one ``--max-nesting`` sized); else nothing."""
+    if isinstance(error, RecursionError) and inline_walk_levels() is not None:
         raise NeedsDeepStack
 
 

@@ -127,8 +127,8 @@ def _parse(pattern: str, limits: Limits, flavor: Flavor, markers: Markers | None
         branches: list[Branch] = parser.parse(pattern)  # type: ignore[assignment]
     except UnexpectedInput as error:
         raise syntax_error(error, pattern) from None
-    except RecursionError:
-        escalate_if_inline()
+    except RecursionError as error:
+        escalate_if_inline(error)
         raise too_deep(pattern) from None
     finally:
         PARSE_CONTEXT.reset(reset)

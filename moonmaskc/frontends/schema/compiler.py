@@ -207,10 +207,10 @@ def compile_schema_ir(
 
     try:
         node = run_deep(lambda: with_nest_marker(ctx.nest_marker, walked), limits)
-    except RecursionError:
+    except RecursionError as error:
         # The walk counts its nesting against --max-nesting on a stack sized for it (deep.py):
         # no flag helps a walk that reaches Python's limit anyway (but for an inline attempt's).
-        escalate_if_inline()
+        escalate_if_inline(error)
         raise SourceError(
             "the schema nests too deeply for this compiler (Python's recursion limit was reached "
             f"within --max-nesting {limits.max_nesting}); simplify the nesting, and please report "

@@ -50,8 +50,7 @@ def enumerated(walk: SchemaWalk, schema: dict[str, Any], where: str) -> ir.Node:
         try:
             valid = checker.is_valid(value)
         except Exception as error:  # a remote or broken $ref inside the schema
-            if isinstance(error, RecursionError):
-                deep.escalate_if_inline()
+            deep.escalate_if_inline(error)
             raise UnsupportedError(
                 "keyword 'enum'", f"cannot check candidates: {error}", where=where
             ) from error

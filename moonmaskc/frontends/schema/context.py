@@ -118,8 +118,7 @@ class ScopedValidator:
         except MoonmaskError:
             raise
         except Exception as error:
-            if isinstance(error, RecursionError):
-                deep.escalate_if_inline()
+            deep.escalate_if_inline(error)
             raise UnsupportedError(
                 "enum / const candidates",
                 f"cannot resolve the references around them: {error}",

@@ -188,8 +188,7 @@ def surely_disjoint(a: Any, b: Any, walk: SchemaWalk, depth: int = 0) -> bool:
                 if not any(checker.is_valid(v) for v in values):
                     return True
             except Exception as error:
-                if isinstance(error, RecursionError):
-                    deep.escalate_if_inline()
+                deep.escalate_if_inline(error)
     types_a, types_b = type_set(a), type_set(b)
     if types_a is not None and types_b is not None:
         widen = lambda t: t | {"integer"} if "number" in t else t  # noqa: E731
