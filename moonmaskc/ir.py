@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -34,15 +35,35 @@ if TYPE_CHECKING:
 FULL_MASK = (1 << 256) - 1
 
 
-@dataclass(frozen=True, slots=True)
-class ByteSet:
-    mask: int
+class ByteSet(tuple[int]):
+    """One byte out of a set: ``mask``, a 256-bit integer (bit b set = byte b allowed). A tuple of
+    that one integer underneath, so that hashing and comparing one (every Seq and Alt hashes its
+    items when it is made) is C code: a Python ``__hash__`` cost a call per byte of every key."""
 
-    def __contains__(self, byte: int) -> bool:
-        return bool(self.mask >> byte & 1)
+    __slots__ = ()
+
+    def __new__(cls, mask: int) -> ByteSet:
+        return tuple.__new__(cls, (mask,))
+
+    if TYPE_CHECKING:
+
+        @property
+        def mask(self) -> int: ...
+
+    else:
+        mask = property(itemgetter(0))
+
+    def __getnewargs__(self) -> tuple[int]:
+        return (self[0],)
+
+    def __repr__(self) -> str:
+        return f"ByteSet(mask={self[0]})"
+
+    def __contains__(self, byte: object) -> bool:
+        return isinstance(byte, int) and bool(self[0] >> byte & 1)
 
     def bytes(self) -> list[int]:
-        return [b for b in range(256) if self.mask >> b & 1]
+        return [b for b in range(256) if self[0] >> b & 1]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
