@@ -467,3 +467,22 @@ def test_holds_automaton_is_read_off_the_node(node: ir.Node) -> None:
     walked = bool(ir.fold(node, lambda item, parts: isinstance(item, ir.Automaton) or any(parts)))
     assert ir.holds_automaton(node) == walked
     assert ir.holds_automaton(ir.seq(ir.text("x"), node)) == walked
+
+
+@given(first=st.integers(0, ir.FULL_MASK), second=st.integers(0, ir.FULL_MASK))
+def test_byte_sets_are_values(first: int, second: int) -> None:
+    """``ByteSet`` compares and hashes by its mask alone (a tuple underneath), survives pickling
+    and copying, and is never false: ``NOTHING`` is a node like any other."""
+    import copy
+    import pickle
+
+    a, b = ir.ByteSet(first), ir.ByteSet(second)
+    assert (a == b) == (first == second) and (a != b) == (first != second)
+    assert a == ir.ByteSet(first) and hash(a) == hash(ir.ByteSet(first))
+    assert a.mask == first and repr(a) == f"ByteSet(mask={first})"
+    for restored in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a), copy.copy(a)):
+        assert type(restored) is ir.ByteSet and restored == a and restored.mask == first
+    assert a.bytes() == [byte for byte in range(256) if byte in a]
+    assert a != ir.Seq((a, a)) and a != ir.EPSILON and ir.Alt((a, b)) != a and bool(a) and bool(ir.NOTHING)
+    assert ir.seq(a, b) == ir.seq(ir.ByteSet(first), ir.ByteSet(second))
+    assert len({a, ir.ByteSet(first)}) == 1
