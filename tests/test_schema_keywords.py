@@ -504,3 +504,17 @@ def test_products_taken_within_the_depth_bound_are_noted() -> None:
     assert [n.split(":")[0] for n in compile_schema_ir(shared).notes["bounded_products"]] == [
         "oneOf at #/$defs/x"
     ]
+
+
+CANONICAL_TEXT_CHARACTERS = st.sampled_from('ab"\\\x00\x08\x1f\x7f/é\u2028😀') | st.characters()
+
+
+@given(text=st.text(alphabet=CANONICAL_TEXT_CHARACTERS, max_size=12))
+def test_canonical_strings_are_jsons_compact_strings(text: str) -> None:
+    """A string's canonical text (``canonical.serialize``, what keys and constants are spelled
+    with) is ``json.dumps`` without ASCII escaping: short escapes, other control characters as
+    lower-case ``\\u00XX``, everything else as it is (its fast path for text with nothing to
+    escape included)."""
+    from moonmaskc.frontends.schema import canonical
+
+    assert canonical.serialize(text) == json.dumps(text, ensure_ascii=False)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -42,7 +43,13 @@ def escape_char(code: int) -> str:
 
 
 def escape_text(value: str) -> str:
+    """``value`` with every character that canonical JSON escapes escaped (most keys have none)."""
+    if _NEEDS_ESCAPE.search(value) is None:
+        return value
     return "".join(escape_char(ord(ch)) if ord(ch) in _ESCAPED_SET else ch for ch in value)
+
+
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
 
 
 _ESCAPED_SET = frozenset(ESCAPED_BYTES)
