@@ -49,7 +49,8 @@ def escape_text(value: str) -> str:
     return "".join(escape_char(ord(ch)) if ord(ch) in _ESCAPED_SET else ch for ch in value)
 
 
-_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
+_NEEDS_ESCAPE = re.compile("[" + "".join(re.escape(chr(code)) for code in ESCAPED_BYTES) + "]")
+"""Any character of ``ESCAPED_BYTES``: the same set as ``_ESCAPED_SET``, searched in C."""
 
 
 _ESCAPED_SET = frozenset(ESCAPED_BYTES)
