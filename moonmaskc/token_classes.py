@@ -55,6 +55,8 @@ MAX_LOOP_GROUPS = 64
 MIN_GROUPED_STATES = 640
 MIN_GROUPED_NODES = 4096
 MIN_GROUPED_DFA = 2048  # (smaller DFAs seldom group MIN_GROUPED_STATES states: not searched)
+MIN_INSIDE_GROUP = 128  # (smaller groups of inside states cost more than they save)
+INSIDE_DEPTH = 6  # (a string's longest escape, \\uXXXX, is five states inside it)
 MIN_HOMES = 32  # (fewer homes lead to fewer than MIN_GROUPED_STATES states in practice: skip them)
 
 
@@ -212,23 +214,30 @@ def _is_int(array: np.ndarray) -> bool:
 
 
 def loop_groups(
-    transitions: np.ndarray, home: np.ndarray
+    transitions: np.ndarray, home: np.ndarray, role: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The *loop groups* the native composition keeps implicit, from each state's ``home``
-    (``token_walk.home_states``): ``(group_of, group_home, group_loops)``, int32[states] (the
-    group of each state, -1 outside every group), int32[states] (its home) and uint8[groups,
-    classes] (1 where the byte class leads every home of the group back to itself).
+    (``token_walk.grouped_homes``: homes, their lead-ins and the states inside them) and ``role``
+    (int[states], 0 for none; states of one home kind and one role share a group): ``(group_of, group_home,
+    group_loops)``, int32[states] (the group of each state, -1 outside every group),
+    int32[states] (its home) and uint8[groups, classes] (1 where the byte class leads every home
+    of the group back to itself).
 
     A home (the inside of a string: at least ``LOOP_GROUP_BYTES`` bytes lead back to it) keeps most
     of the trie alive, and so does a state that most of its home's looping bytes lead home (a
     string's first character, a key being spelled): every prefix of looping bytes sends it home,
-    and each distinct prefix's map would list it. Homes with the same looping classes, and the states whose
-    home they are, form a group; a map that sends most of a group home holds that as one bit and
-    lists only the others. At most ``MAX_LOOP_GROUPS`` groups (the largest); None when fewer than
+    and each distinct prefix's map would list it. So does a state *inside* a home (an escape or a
+    multi-byte character of the string): wherever its escape goes on, the string does after it.
+    Homes with the same looping classes, and the states whose home they are, form a group, one
+    per role (the inside states by what their bytes do, so that a group's states go home on the
+    same prefixes); a map that sends most of a group home holds that as one bit and lists only the
+    others. At most ``MAX_LOOP_GROUPS`` groups (the largest); None when fewer than
     ``MIN_GROUPED_STATES`` states would be grouped, where the plain composition costs less."""
     homes = np.flatnonzero(home == np.arange(len(home)))
-    if np.count_nonzero(home >= 0) < max(MIN_GROUPED_STATES, 1):
-        return None
+    if role is None:
+        role = np.zeros(len(home), dtype=np.int64)
+    if np.count_nonzero((home >= 0) & (role == 0)) < max(MIN_GROUPED_STATES, 1):
+        return None  # (the states inside the homes join groups made anyway, never make them)
     loops = transitions[homes] == homes[:, None]
     packed = np.packbits(loops, axis=1)
     keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
@@ -237,15 +246,17 @@ def loop_groups(
     kind_of_state = np.full(len(home), -1, dtype=np.int64)
     kind_of_state[homes] = kind_of_home.reshape(-1)
     members = np.flatnonzero(home >= 0)
-    member_kind = kind_of_state[home[members]]
-    sizes = np.bincount(member_kind, minlength=len(kinds))
-    kept = np.argsort(-sizes, kind="stable")[:MAX_LOOP_GROUPS]
-    group_of_kind = np.full(len(kinds), -1, dtype=np.int32)
-    group_of_kind[kept] = np.arange(len(kept), dtype=np.int32)
+    roles = int(role.max()) + 1
+    member_key = kind_of_state[home[members]] * roles + role[members]  # (kind, role)
+    sizes = np.bincount(member_key, minlength=len(kinds) * roles)
+    sizes[(np.arange(len(sizes)) % roles != 0) & (sizes < MIN_INSIDE_GROUP)] = 0
+    kept = np.argsort(-sizes, kind="stable")[: min(MAX_LOOP_GROUPS, np.count_nonzero(sizes))]
+    group_of_key = np.full(len(sizes), -1, dtype=np.int32)
+    group_of_key[kept] = np.arange(len(kept), dtype=np.int32)
     group_of = np.full(len(home), -1, dtype=np.int32)
-    group_of[members] = group_of_kind[member_kind]
+    group_of[members] = group_of_key[member_key]
     group_home = np.where(group_of >= 0, home, -1).astype(np.int32)
-    return group_of, group_home, np.ascontiguousarray(kinds[kept], dtype=np.uint8)
+    return group_of, group_home, np.ascontiguousarray(kinds[kept // roles], dtype=np.uint8)
 
 
 def _native_maps(
@@ -268,10 +279,12 @@ def _native_maps(
     groups = None
     if dfa.num_states >= max(MIN_GROUPED_DFA, MIN_GROUPED_STATES) and trie.num_nodes >= MIN_GROUPED_NODES:
         # (else too few states to group, or too few prefixes to repeat them: a probe's tokens)
-        home_status, home = module.home_states(table, byte_class, LOOP_GROUP_BYTES, MIN_HOMES)
+        home_status, _, home, signature = module.grouped_homes(
+            table, byte_class, LOOP_GROUP_BYTES, MIN_HOMES, INSIDE_DEPTH
+        )
         if home_status != module.OK:
             raise MalformedArraysError("a byte class outside the DFA's columns (rejected by the native core)")
-        groups = loop_groups(table, home)
+        groups = loop_groups(table, home, np.unique(signature, return_inverse=True)[1].reshape(-1))
     group_of, group_home, group_loops = groups if groups is not None else (None, None, None)
     status, count, node_map, maps, eos_map = module.compose_over_trie(
         columns,

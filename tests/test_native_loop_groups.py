@@ -1,7 +1,9 @@
 """Loop groups in the native token walk: the same maps and tables, with the strings kept implicit.
 
 ``token_walk.home_states`` picks each state's home (a state many bytes keep in place, the inside
-of a string) and ``token_classes.loop_groups`` groups the states by home; ``compose_over_trie``
+of a string), ``token_walk.grouped_homes`` gives the states inside a home (a string's escapes and
+multi-byte characters) that home too, and ``token_classes.loop_groups`` groups the states by home
+and role; ``compose_over_trie``
 then holds "most of this group goes home" as one bit per map. Nothing a caller sees may change:
 the composition with groups must give the same map count, node maps, eos map and compact table as
 without (on real schemas with GPT-2 and Llama-3, whose multi-byte characters leave a string and
@@ -43,10 +45,12 @@ BENCH_SCHEMAS = (
 
 
 def groups_of(walk: ModuleType, dfa: DFA, least: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The groups as ``token_classes`` makes them: homes, the states inside them, their roles."""
     table = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
-    status, home = walk.home_states(table, np.ascontiguousarray(dfa.byte_class, dtype=np.int32), least)
+    byte_class = np.ascontiguousarray(dfa.byte_class, dtype=np.int32)
+    status, _, home, signature = walk.grouped_homes(table, byte_class, least, 0, token_classes.INSIDE_DEPTH)
     assert status == walk.OK
-    return token_classes.loop_groups(table, home)
+    return token_classes.loop_groups(table, home, np.unique(signature, return_inverse=True)[1].reshape(-1))
 
 
 def composed(walk: ModuleType, dfa: DFA, trie: ByteTrie, groups: object) -> tuple[object, ...]:
@@ -345,3 +349,172 @@ def composed_arguments(walk: ModuleType, dfa: DFA, trie: ByteTrie) -> tuple[obje
         eos_row,
         None,
     )
+
+
+# -- the states inside a home -----------------------------------------------------------------
+
+
+def reference_inside(table: np.ndarray, home: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """``inside_states`` by its definition, level by level over every state, then the states each
+    home reaches through those given it: the homes it gives and, for each state given one, what
+    each class does there (0 dies, 1 to the home itself, 2 to another state of the home)."""
+    states = table.shape[0]
+    label = home.astype(np.int64)
+    codes = np.zeros(table.shape, dtype=np.int64)
+    for _ in range(depth):
+        found = {}
+        for s in range(1, states):
+            if label[s] >= 0:
+                continue
+            live = table[s][table[s] != 0]
+            homes = set(label[live].tolist())
+            if len(live) == 0 or len(homes) != 1 or -1 in homes:
+                continue
+            (own,) = homes
+            if any(t == own or (home[t] < 0 and label[t] == own) for t in live.tolist()):
+                found[s] = own
+        for s, own in found.items():
+            label[s] = own
+            codes[s] = np.where(table[s] == 0, 0, np.where(table[s] == own, 1, 2))
+        if not found:
+            break
+    reached = set()
+    stack = [s for s in range(states) if home[s] == s]
+    while stack:
+        s = stack.pop()
+        for t in table[s].tolist():
+            if t != 0 and home[t] < 0 and label[t] == label[s] and t not in reached:
+                reached.add(t)
+                stack.append(t)
+    for s in range(states):
+        if home[s] < 0 and s not in reached:
+            label[s] = -1
+            codes[s] = 0
+    return label, codes
+
+
+def same_partition(first: np.ndarray, second: np.ndarray) -> bool:
+    """Whether two labellings split the items alike (the labels themselves may differ)."""
+    pairs = set(zip(first.tolist(), second.tolist(), strict=True))
+    return len(pairs) == len(set(first.tolist())) == len(set(second.tolist()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 14),
+    st.integers(1, 5),
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 4),
+    st.integers(0, 7),
+    st.integers(0, 3),
+)
+def test_inside_states_follow_their_definition(
+    states: int, classes: int, seed: int, least: int, depth: int, fewest_homes: int
+) -> None:
+    """Random tables (sparse, so that chains of escapes occur): ``grouped_homes`` gives the homes
+    of ``home_states``, the states inside them by the definition, and signatures that split the
+    inside states as their class codes do."""
+    walk = native_walk()
+    if walk is None:
+        pytest.skip(NOT_BUILT)
+    rng = np.random.default_rng(seed)
+    table = rng.integers(0, states, size=(states, classes)).astype(np.int32)
+    table[rng.random(table.shape) < 0.5] = 0
+    table[0] = 0
+    byte_class = rng.integers(0, classes, size=256).astype(np.int32)
+    status, home = walk.home_states(table, byte_class, least, fewest_homes)
+    assert status == walk.OK
+    assert np.array_equal(home, reference_homes(table, byte_class, least, fewest_homes))
+    grouped = walk.grouped_homes(table, byte_class, least, fewest_homes, depth)
+    status, same_home, inside_home, signature = grouped
+    assert status == walk.OK and np.array_equal(same_home, home)
+    if np.count_nonzero(home == np.arange(states)) < fewest_homes:
+        expected_home, codes = home.astype(np.int64), np.zeros(table.shape, dtype=np.int64)
+    else:
+        expected_home, codes = reference_inside(table, home, depth)
+    assert np.array_equal(inside_home, expected_home)
+    inside = np.flatnonzero((inside_home >= 0) & (home < 0))
+    assert np.all(signature[inside] >> np.uint64(63) == 1) and not signature[inside_home < 0].any()
+    assert not signature[home >= 0].any()
+    code_keys = np.unique(codes[inside], axis=0, return_inverse=True)[1].reshape(-1)
+    assert same_partition(signature[inside], code_keys)
+
+
+def test_a_strings_escapes_and_characters_are_inside_it(
+    walk: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a schema of string properties, the states after ``\\``, ``\\u``, ``\\u0`` and the lead
+    byte of a two-byte character are inside their string's home, with one role for each of them
+    across all the strings; the state before an opening quote is not."""
+    schema = {
+        "type": "object",
+        "properties": {f"p{n}": {"type": "string"} for n in range(40)},
+        "required": [f"p{n}" for n in range(40)],
+        "additionalProperties": False,
+    }
+    dfa = compile_schema(schema, tokenizer=None).dfa
+    table = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
+    byte_class = np.ascontiguousarray(dfa.byte_class, dtype=np.int32)
+    status, home, inside_home, signature = walk.grouped_homes(
+        table, byte_class, token_classes.LOOP_GROUP_BYTES, 0, token_classes.INSIDE_DEPTH
+    )
+    assert status == walk.OK
+
+    def after(state: int, data: bytes) -> int:
+        for byte in data:
+            state = int(table[state, byte_class[byte]])
+        return state
+
+    strings = [after(dfa.start, b'{"p0":"')]
+    for n in range(1, 40):
+        strings.append(after(strings[-1], f'","p{n}":"'.encode()))
+    assert all(home[s] == s for s in strings)
+    for escape in (b"\\", b"\\u", b"\\u0", b"\xc3"):
+        states = [after(s, escape) for s in strings]
+        assert all(home[s] < 0 and inside_home[s] == h for s, h in zip(states, strings, strict=True))
+        assert len(set(signature[states].tolist())) == 1
+    before_quote = after(dfa.start, b'{"p0":')
+    assert inside_home[before_quote] == -1 and signature[before_quote] == 0
+    monkeypatch.setattr(token_classes, "MIN_GROUPED_STATES", 0)
+    groups = groups_of(walk, dfa, token_classes.LOOP_GROUP_BYTES)
+    assert groups is not None
+    group_of = groups[0]
+    assert len({group_of[after(s, b"\\")] for s in strings}) == 1
+    assert group_of[after(strings[0], b"\\")] != group_of[strings[0]] >= 0
+
+
+def test_grouped_homes_reject_malformed_arrays(walk: ModuleType) -> None:
+    """A target outside the states (for ``home_states`` too), a byte class outside the columns, a
+    negative depth: ``BAD_INPUT``."""
+    table = np.array([[0, 0], [1, 2], [0, 1]], dtype=np.int32)  # 1 a home, 2 its escape
+    byte_class = np.zeros(256, dtype=np.int32)
+    byte_class[1] = 1
+    status, home, inside_home, _ = walk.grouped_homes(table, byte_class, 200, 0, 3)
+    assert status == walk.OK and home.tolist() == [-1, 1, -1] and inside_home.tolist() == [-1, 1, 1]
+    refused = (walk.BAD_INPUT, None, None, None)
+    for bad in (np.array([[0, 0], [1, 3], [1, 0]]), np.array([[0, 0], [1, -1], [1, 0]])):
+        assert walk.grouped_homes(bad.astype(np.int32), byte_class, 200, 0, 3) == refused
+        assert walk.home_states(bad.astype(np.int32), byte_class, 200) == (walk.BAD_INPUT, None)
+    assert walk.grouped_homes(table, np.full(256, 2, np.int32), 200, 0, 3) == refused
+    assert walk.grouped_homes(table, byte_class, 200, 0, -1) == refused
+
+
+def test_states_inside_homes_join_groups_but_never_make_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The states inside a home count for no threshold of ``MIN_GROUPED_STATES`` (on a small DFA
+    their groups cost more than they save); each role of them is a group of its own, of at least
+    ``MIN_INSIDE_GROUP`` states, whose members' home is in another group."""
+    table = np.zeros((9, 2), dtype=np.int32)
+    table[1] = [1, 0]  # the home, looping on class 0
+    home = np.array([-1, 1, 1, 1, 1, 1, 1, 1, -1], dtype=np.int32)  # 2 a lead-in, 3-7 inside
+    role = np.array([0, 0, 0, 1, 1, 2, 2, 3, 0])
+    monkeypatch.setattr(token_classes, "MIN_GROUPED_STATES", 3)
+    monkeypatch.setattr(token_classes, "MIN_INSIDE_GROUP", 2)
+    assert token_classes.loop_groups(table, home, role) is None  # two states but the inside ones
+    monkeypatch.setattr(token_classes, "MIN_GROUPED_STATES", 2)
+    groups = token_classes.loop_groups(table, home, role)
+    assert groups is not None
+    group_of, group_home, group_loops = groups
+    assert group_of[1] == group_of[2] and len({group_of[1], group_of[3], group_of[5]}) == 3
+    assert group_of[3] == group_of[4] and group_of[5] == group_of[6] and group_of[7] == -1
+    assert group_home.tolist() == [-1, 1, 1, 1, 1, 1, 1, -1, -1]
+    assert group_loops.tolist() == [[1, 0]] * 3

@@ -28,7 +28,7 @@ extra_row, on_level, dense_pairs, group_of, group_home, group_loops)``
   ids follow the order of composition (the token classes do not depend on it).
   Optionally *loop groups* (all three or none): ``group_of`` (int32[states], each state's group,
   -1 outside every group, state 0 outside), ``group_home`` (int32[states], each grouped state's
-  home: a state of its group that is its own home) and ``group_loops`` (uint8[groups, classes],
+  home: a live state, in this group, in another or in none) and ``group_loops`` (uint8[groups, classes],
   1 to 64 groups, each with a state: the classes that keep every home of the group in place; from
   ``home_states`` through ``moonmaskc.token_classes.loop_groups``). A map then holds "the states
   of this group that it does not list go home" as one bit, set exactly when at least half of them
@@ -93,7 +93,21 @@ extra_row, on_level, dense_pairs, group_of, group_home, group_loops)``
   bytes that keep it in place lead to from the state (the one the most lead to, the smallest on
   a tie: a string's first character, a key being spelled); -1 elsewhere (state 0 included). What
   picks ``compose_over_trie``'s loop groups. Status ``BAD_INPUT`` (``home`` ``None``) for a byte
-  class outside the table's columns.
+  class outside the table's columns or a target outside the states.
+
+``grouped_homes(table, byte_class, least, fewest_homes, depth)``
+  ``home_states``, and the states *inside* the homes, from one pass over the table (the live bytes
+  of every state kept as a list, which the rest reads). Hands on: ``(status, home, inside_home,
+  signature)``: ``home`` as ``home_states`` gives it; ``inside_home`` is ``home`` with the states
+  inside a home given that home too; ``signature`` (uint64[states]) 0 but at those states, where
+  it is a hash (top bit set) of what each class does there: dies, leads to the home itself, or
+  leads to another state of the home. Level by level, up to ``depth`` levels, a state without a
+  home gets home ``h`` when every live byte leads to a state whose home (as the levels before
+  found it) is ``h``, and one of them to ``h`` itself or to a state that got ``h`` at a level
+  before; of those, the states that ``h`` reaches through such states keep it: the states of a
+  string's escapes and multi-byte characters, not those that can only open the string (see
+  ``moonmaskc.token_classes.loop_groups``). None are inside with fewer homes than
+  ``fewest_homes``. Status ``BAD_INPUT`` (the arrays ``None``) as for ``home_states``.
 
 ``fewest_steps(next_offsets, next_states, state_row, row_class_offsets, row_classes, usable, accepting)``
   Takes: a compact next-state table (``moonmaskc.next_table``), the classes that may move the
@@ -164,6 +178,43 @@ cdef extern from *:
     MOONMASKC_COMPOSE_SMALL(moonmaskc_compose_small_u16, uint16_t)
     MOONMASKC_COMPOSE_SMALL(moonmaskc_compose_small_i32, int32_t)
 
+    /* The live bytes of one table row (state `s`, `k` classes): each class with a target other
+       than 0 and that target, written to `classes` and `targets`; the count is returned. Sets
+       `*looping` to the bytes (per `class_bytes`) that lead back to `s`, and `*outside` when a
+       target is not below `bound` (a negative one wraps past it). Eight classes are skipped at
+       once when all are dead, as most are. */
+    static int64_t moonmaskc_row_edges(
+        const int32_t* __restrict row, int64_t k, int64_t s, uint32_t bound,
+        const int64_t* __restrict class_bytes, uint8_t* __restrict classes,
+        int32_t* __restrict targets, int64_t* looping, uint32_t* outside) {
+        int64_t e = 0, count = 0, c = 0;
+        uint32_t bad = 0;
+        for (; c < k; c++) {
+            if ((c & 7) == 0 && c + 8 <= k) {
+                uint64_t a, b, x, y;
+                memcpy(&a, row + c, 8);
+                memcpy(&b, row + c + 2, 8);
+                memcpy(&x, row + c + 4, 8);
+                memcpy(&y, row + c + 6, 8);
+                if ((a | b | x | y) == 0) {
+                    c += 7;
+                    continue;
+                }
+            }
+            int32_t t = row[c];
+            if (t != 0) {
+                bad |= (uint32_t)t >= bound;
+                classes[e] = (uint8_t)c;
+                targets[e] = t;
+                e++;
+                if (t == s) count += class_bytes[c];
+            }
+        }
+        *looping = count;
+        *outside |= bad;
+        return e;
+    }
+
     /* Which of eight 0/1 bytes of two patterns differ (a nonzero byte each), and the first of
        them in such a word. */
     static inline uint64_t moonmaskc_differing(const uint8_t* mine, const uint8_t* theirs) {
@@ -223,6 +274,10 @@ cdef extern from *:
     uint64_t _compose_small_u16 "moonmaskc_compose_small_u16"(
         const int32_t* support, const uint16_t* targets, int64_t size, const uint16_t* column,
         const uint64_t* weights, int32_t* out_support, uint16_t* out_targets, int64_t* out_size,
+    ) noexcept nogil
+    int64_t _row_edges "moonmaskc_row_edges"(
+        const int32_t* row, int64_t k, int64_t s, uint32_t bound, const int64_t* class_bytes,
+        uint8_t* classes, int32_t* targets, int64_t* looping, uint32_t* outside
     ) noexcept nogil
     void _flip_differing "moonmaskc_flip_differing"(
         uint32_t* row, const uint8_t* mine, const uint8_t* theirs, int64_t stride,
@@ -520,7 +575,9 @@ cdef uint64_t _compose(
 #
 # A group's *homes* are states that every byte of the group's looping classes leads back to
 # themselves (the inside of a string); its other states are *lead-ins*, each with its home (the
-# state most of its bytes lead to: the first character of a string, a key being spelled). A map
+# state most of its bytes lead to: the first character of a string, a key being spelled), or
+# states *inside* a home (an escape or a multi-byte character of the string), grouped apart from
+# their home by what their bytes do, so the home is then in another group. A map
 # with the group's bit set sends each of the group's states to its home unless the map lists it
 # (an *override*, whose target may be 0); without the bit it lists the states it keeps alive, as
 # any other. The bit is set exactly when at least half of the group's states go home, so that
@@ -1642,10 +1699,10 @@ def compose_over_trie(
             g = group_of[s]
             if g < -1 or g >= group_count:
                 return _BAD_INPUT, 0, None, None, -1
-            if g >= 0:  # its home: a state of the group, its own home, kept by the looping classes
+            if g >= 0:  # its home: a live state that the group's looping classes keep in place
                 group_sizes[g] += 1
                 home = group_home[s]
-                if home < 1 or home >= num_states or group_of[home] != g or group_home[home] != home:
+                if home < 1 or home >= num_states:
                     return _BAD_INPUT, 0, None, None, -1
                 for c in range(num_classes):
                     if group_loops[g, c] != 0 and columns[c, home] != home:
@@ -2124,6 +2181,270 @@ cdef enum:
     _TILE = 64
 
 
+cdef struct LiveEdges:
+    int64_t* start  # [states + 1]: each state's live bytes, in class order
+    uint8_t* byte_cls
+    int32_t* target
+
+
+cdef int _live_edges(
+    const int32_t* rows, int64_t num_states, int64_t num_classes, const int64_t* class_bytes,
+    LiveEdges* edges, int64_t* looping,
+) noexcept nogil:
+    """One pass over the table: every state's live bytes (class and target) in ``edges``, and
+    the bytes that lead each state back to itself (``looping``): 0, ``_BAD_INPUT`` (a target
+    outside the states) or ``_NO_MEMORY``."""
+    cdef int64_t s, e = 0, capacity = num_states * 8 + 64
+    cdef uint32_t outside = 0
+    cdef uint32_t bound = <uint32_t>num_states
+    cdef uint8_t* grown_classes
+    cdef int32_t* grown_targets
+    edges.start = <int64_t*>malloc(<size_t>(num_states + 1) * sizeof(int64_t))
+    edges.byte_cls = <uint8_t*>malloc(<size_t>capacity)
+    edges.target = <int32_t*>malloc(<size_t>capacity * sizeof(int32_t))
+    if edges.start == NULL or edges.byte_cls == NULL or edges.target == NULL:
+        return _NO_MEMORY
+    edges.start[0] = 0
+    for s in range(num_states):
+        if e + num_classes > capacity:
+            capacity = 2 * capacity + num_classes
+            grown_classes = <uint8_t*>realloc(edges.byte_cls, <size_t>capacity)
+            if grown_classes == NULL:
+                return _NO_MEMORY
+            edges.byte_cls = grown_classes
+            grown_targets = <int32_t*>realloc(edges.target, <size_t>capacity * sizeof(int32_t))
+            if grown_targets == NULL:
+                return _NO_MEMORY
+            edges.target = grown_targets
+        e += _row_edges(
+            rows + s * num_classes, num_classes, s, bound, class_bytes, edges.byte_cls + e,
+            edges.target + e, looping + s, &outside,
+        )
+        if outside:
+            return _BAD_INPUT
+        edges.start[s + 1] = e
+    return 0
+
+
+cdef void _lead_ins(
+    const int32_t* rows, int64_t num_states, int64_t num_classes, const int64_t* class_bytes,
+    const LiveEdges* edges, const int64_t* looping, int32_t* home,
+) noexcept nogil:
+    """Each state's home among the homes already in ``home`` (see ``home_states``)."""
+    cdef int64_t s, e, c, t, k, found, best, best_count
+    cdef int64_t seen_target[256]
+    cdef int64_t seen_count[256]
+    for s in range(1, num_states):
+        if home[s] == s:
+            continue
+        k = 0
+        for e in range(edges.start[s], edges.start[s + 1]):
+            c = edges.byte_cls[e]
+            t = edges.target[e]
+            if home[t] != t or rows[t * num_classes + c] != t:
+                continue
+            found = -1
+            for best in range(k):
+                if seen_target[best] == t:
+                    found = best
+                    break
+            if found < 0:
+                seen_target[k] = t
+                seen_count[k] = 0
+                found = k
+                k += 1
+            seen_count[found] += class_bytes[c]
+        best = -1
+        best_count = 0
+        for found in range(k):
+            if 4 * seen_count[found] < 3 * looping[seen_target[found]]:
+                continue
+            if seen_count[found] > best_count or (seen_count[found] == best_count and seen_target[found] < best):
+                best = seen_target[found]
+                best_count = seen_count[found]
+        if best >= 0:
+            home[s] = <int32_t>best
+
+
+cdef int _insides(
+    int64_t num_states, const LiveEdges* edges, const int32_t* home, int64_t depth,
+    int32_t* inside_home, uint64_t* signature,
+) noexcept nogil:
+    """The states inside the homes (see ``grouped_homes``) into ``inside_home`` (a copy of
+    ``home``) and ``signature``: 0 or ``_NO_MEMORY``. The states without a home are sorted first:
+    those whose live bytes all lead to states of one home, one to the home itself (the first
+    level), those that lead to states of two homes or to none (never inside), and the others,
+    whose live bytes to states without a home the later levels look at. Last, a search from every
+    home through the states given it keeps those it reaches."""
+    cdef int64_t s, e, t, j, own, found, level, count = 0
+    cdef bint conflict, at_home, open_edges, changed
+    cdef int64_t* label = <int64_t*>malloc(<size_t>num_states * sizeof(int64_t))
+    cdef int64_t* grouped_home = <int64_t*>malloc(<size_t>num_states * sizeof(int64_t))
+    cdef int64_t* pending = <int64_t*>malloc(<size_t>num_states * sizeof(int64_t))
+    cdef int32_t* open_states = <int32_t*>malloc(<size_t>num_states * sizeof(int32_t))
+    if label == NULL or grouped_home == NULL or pending == NULL or open_states == NULL:
+        free(label)
+        free(grouped_home)
+        free(pending)
+        free(open_states)
+        return _NO_MEMORY
+    for s in range(num_states):
+        label[s] = home[s]
+    for s in range(1, num_states if depth >= 1 else 1):
+        if home[s] >= 0:
+            continue
+        own = -1
+        conflict = False
+        at_home = False
+        open_edges = False
+        for e in range(edges.start[s], edges.start[s + 1]):
+            t = edges.target[e]
+            if home[t] >= 0:
+                if own >= 0 and home[t] != own:
+                    conflict = True
+                    break
+                own = home[t]
+                at_home |= home[t] == t
+            else:
+                open_edges = True
+        if conflict or edges.start[s] == edges.start[s + 1]:
+            continue
+        if open_edges:
+            grouped_home[s] = own
+            open_states[count] = <int32_t>s
+            count += 1
+        elif at_home:
+            label[s] = -2 - own  # (committed below, so that no state of this level sees it)
+    for s in range(1, num_states):
+        if label[s] <= -2:
+            label[s] = -2 - label[s]
+            _mark_inside(edges, s, label[s], inside_home, signature)
+    for level in range(2, depth + 1):
+        changed = False
+        for j in range(count):
+            s = open_states[j]
+            pending[j] = -1
+            if label[s] >= 0:
+                continue
+            own = grouped_home[s]
+            for e in range(edges.start[s], edges.start[s + 1]):
+                t = edges.target[e]
+                if home[t] >= 0:
+                    continue
+                found = label[t]
+                if found < 0 or (own >= 0 and found != own):
+                    own = -1
+                    break
+                own = found
+            pending[j] = own
+        for j in range(count):
+            if pending[j] >= 0:
+                s = open_states[j]
+                label[s] = pending[j]
+                _mark_inside(edges, s, label[s], inside_home, signature)
+                changed = True
+        if not changed:
+            break
+    count = 0
+    for s in range(1, num_states):
+        if home[s] == s:
+            open_states[count] = <int32_t>s
+            count += 1
+    while count > 0:  # the search from the homes (a state is pushed once: its label goes)
+        count -= 1
+        s = open_states[count]
+        own = inside_home[s]
+        for e in range(edges.start[s], edges.start[s + 1]):
+            t = edges.target[e]
+            if home[t] < 0 and label[t] >= 0 and inside_home[t] == own:
+                label[t] = -1
+                open_states[count] = <int32_t>t
+                count += 1
+    for s in range(1, num_states):
+        if home[s] < 0 and label[s] >= 0:
+            inside_home[s] = -1
+            signature[s] = 0
+    free(label)
+    free(grouped_home)
+    free(pending)
+    free(open_states)
+    return 0
+
+
+cdef inline void _mark_inside(
+    const LiveEdges* edges, int64_t s, int64_t own, int32_t* inside_home, uint64_t* signature
+) noexcept nogil:
+    """State ``s`` inside home ``own``: its home and its signature (see ``grouped_homes``), the
+    hash of its live classes, each with its code (1 to the home itself, 2 elsewhere; the classes
+    not listed die)."""
+    cdef uint64_t h = <uint64_t>0x84222325CBF29CE4
+    cdef int64_t e
+    for e in range(edges.start[s], edges.start[s + 1]):
+        h = (h ^ <uint64_t>(2 * edges.byte_cls[e] + (1 if edges.target[e] == own else 2))) * <uint64_t>0x100000001B3
+    inside_home[s] = <int32_t>own
+    signature[s] = _mix(h) | (<uint64_t>1 << 63)
+
+
+cdef object _homes(
+    const int32_t[:, ::1] table, const int32_t[::1] byte_class, int64_t least, int64_t fewest_homes,
+    int64_t depth, bint insides,
+):
+    """``home_states`` (``insides`` false) or ``grouped_homes``, from one pass over the table."""
+    cdef int64_t num_states = table.shape[0]
+    cdef int64_t num_classes = table.shape[1]
+    cdef int64_t s, c, homes = 0
+    cdef int status = 0
+    cdef int64_t class_bytes[256]
+    cdef LiveEdges edges
+    cdef int64_t* looping = NULL
+    if (
+        byte_class.shape[0] != 256 or num_classes > 256 or num_classes < 1 or num_states < 1
+        or depth < 0
+    ):
+        return (_BAD_INPUT, None, None, None) if insides else (_BAD_INPUT, None)
+    memset(class_bytes, 0, sizeof(class_bytes))
+    for c in range(256):
+        if byte_class[c] < 0 or byte_class[c] >= num_classes:
+            return (_BAD_INPUT, None, None, None) if insides else (_BAD_INPUT, None)
+        class_bytes[byte_class[c]] += 1
+    home = np.full(num_states, -1, dtype=np.int32)
+    inside_home = np.full(num_states, -1, dtype=np.int32)
+    signature = np.zeros(num_states, dtype=np.uint64)
+    cdef int32_t[::1] home_view = home
+    cdef int32_t[::1] inside_view = inside_home
+    cdef uint64_t[::1] signature_view = signature
+    memset(&edges, 0, sizeof(LiveEdges))
+    try:
+        with nogil:
+            looping = <int64_t*>malloc(<size_t>num_states * sizeof(int64_t))
+            status = _NO_MEMORY if looping == NULL else _live_edges(
+                &table[0, 0], num_states, num_classes, class_bytes, &edges, looping
+            )
+            if status == 0:
+                for s in range(1, num_states):  # the homes: at least ``least`` bytes lead back
+                    if looping[s] >= least:
+                        home_view[s] = <int32_t>s
+                        homes += 1
+                if homes >= fewest_homes:  # the lead-ins: bytes that their home keeps, to it
+                    _lead_ins(&table[0, 0], num_states, num_classes, class_bytes, &edges, looping, &home_view[0])
+                if insides:
+                    memcpy(&inside_view[0], &home_view[0], <size_t>num_states * sizeof(int32_t))
+                    if homes >= fewest_homes:
+                        status = _insides(
+                            num_states, &edges, &home_view[0], depth, &inside_view[0], &signature_view[0]
+                        )
+        if status == _NO_MEMORY:
+            raise MemoryError("token walk: no memory to find the homes")
+        if status != 0:
+            return (_BAD_INPUT, None, None, None) if insides else (_BAD_INPUT, None)
+        return (_OK, home, inside_home, signature) if insides else (_OK, home)
+    finally:
+        free(looping)
+        free(edges.start)
+        free(edges.byte_cls)
+        free(edges.target)
+
+
 def home_states(
     const int32_t[:, ::1] table not None,
     const int32_t[::1] byte_class not None,
@@ -2131,68 +2452,18 @@ def home_states(
     int64_t fewest_homes=0,
 ):
     """See the module docstring: ``(status, home)``."""
-    cdef int64_t num_states = table.shape[0]
-    cdef int64_t num_classes = table.shape[1]
-    cdef int64_t s, c, t, count, best, best_count, k, found, homes = 0
-    cdef const int32_t* row
-    cdef int64_t class_bytes[256]
-    cdef int64_t seen_target[256]
-    cdef int64_t seen_count[256]
-    cdef int32_t[::1] loop_view
-    if byte_class.shape[0] != 256 or num_classes > 256 or num_classes < 1 or num_states < 1:
-        return _BAD_INPUT, None
-    memset(class_bytes, 0, sizeof(class_bytes))
-    for c in range(256):
-        if byte_class[c] < 0 or byte_class[c] >= num_classes:
-            return _BAD_INPUT, None
-        class_bytes[byte_class[c]] += 1
-    home = np.full(num_states, -1, dtype=np.int32)
-    looping = np.zeros(num_states, dtype=np.int32)
-    cdef int32_t[::1] home_view = home
-    loop_view = looping
-    with nogil:
-        for s in range(1, num_states):  # the homes: at least ``least`` bytes lead back
-            count = 0
-            row = &table[s, 0]
-            for c in range(num_classes):
-                count += class_bytes[c] * (row[c] == s)
-            loop_view[s] = <int32_t>count
-            if count >= least:
-                home_view[s] = <int32_t>s
-                homes += 1
-        for s in range(1, num_states if homes >= fewest_homes else 1):  # the lead-ins: bytes
-            # that their home keeps, to that home
-            if home_view[s] == s:
-                continue
-            k = 0
-            for c in range(num_classes):
-                t = table[s, c]
-                if t <= 0 or t >= num_states or home_view[t] != t or table[t, c] != t:
-                    continue
-                found = -1
-                for best in range(k):
-                    if seen_target[best] == t:
-                        found = best
-                        break
-                if found < 0:
-                    seen_target[k] = t
-                    seen_count[k] = 0
-                    found = k
-                    k += 1
-                seen_count[found] += class_bytes[c]
-            best = -1
-            best_count = 0
-            for found in range(k):
-                if 4 * seen_count[found] < 3 * loop_view[seen_target[found]]:
-                    continue
-                if seen_count[found] > best_count or (
-                    seen_count[found] == best_count and seen_target[found] < best
-                ):
-                    best = seen_target[found]
-                    best_count = seen_count[found]
-            if best >= 0:
-                home_view[s] = <int32_t>best
-    return _OK, home
+    return _homes(table, byte_class, least, fewest_homes, 0, False)
+
+
+def grouped_homes(
+    const int32_t[:, ::1] table not None,
+    const int32_t[::1] byte_class not None,
+    int64_t least,
+    int64_t fewest_homes,
+    int64_t depth,
+):
+    """See the module docstring: ``(status, home, inside_home, signature)``."""
+    return _homes(table, byte_class, least, fewest_homes, depth, True)
 
 
 def state_columns(const int32_t[:, ::1] table not None, bint narrow):
