@@ -15,14 +15,19 @@ import numpy as np
 from moonmaskc.automata.native import native
 
 
-def distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def distinct_columns(table: np.ndarray, given_up: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``table``'s distinct columns in order of first appearance, and the new column of each old
     one (``table`` itself when its columns are all distinct). With the old columns numbered by
-    their smallest byte, so are the new ones."""
+    their smallest byte, so are the new ones. ``given_up``: the caller no longer needs ``table``
+    (a writable int32 C-contiguous array), so the native core may write the result over it (a
+    view of it), sparing a new buffer as large."""
     table = np.ascontiguousarray(table, dtype=np.int32)
     module = native("minimize")
     if module is not None and table.shape[0] > 0 and table.shape[1] > 0:
-        merged, column_of = module.merged_columns(table)
+        if given_up and table.flags.writeable and table.flags.owndata:
+            merged, column_of = module.merged_columns_in_place(table)
+        else:
+            merged, column_of = module.merged_columns(table)
         return (table if merged is None else merged), column_of.astype(np.int64)
     return _pure_distinct_columns(table)
 

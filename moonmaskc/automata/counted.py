@@ -265,7 +265,7 @@ def expand_markers(dfa: DFA, markers: Mapping[int, tuple[int, int]], char: DFA) 
         next_state += middle_count
     expanded = np.ascontiguousarray(np.concatenate(rows, axis=0), dtype=np.int32)
     accepting = np.concatenate([dfa.accepting, np.zeros(next_state - dfa.num_states, dtype=bool)])
-    columns, column_of = _distinct_columns(expanded)
+    columns, column_of = _distinct_columns(expanded, given_up=True)
     regions = Regions(
         regions_of,
         role,

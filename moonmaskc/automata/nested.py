@@ -221,7 +221,7 @@ def expand_nests(dfa: DFA, marker: int, level: DFA, call: int, open_bytes: bytes
     all_accepting = np.concatenate(
         [dfa.accepting, (template.block_accepting[None, :] & dfa.accepting[exits][:, None]).reshape(-1)]
     )
-    transitions, column_of = _distinct_columns(expanded)
+    transitions, column_of = _distinct_columns(expanded, given_up=True)
     byte_class = column_of[joint]
     distance = _distances(transitions, byte_class, all_accepting, nests)
     result = DFA(transitions, byte_class.astype(np.int32), all_accepting, dfa.start, distance)

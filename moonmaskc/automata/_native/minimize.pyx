@@ -25,7 +25,10 @@ Out:
   byte (unused ones dropped), ``minimal``, equal columns merged as ``column_classes`` numbers them,
   ``byte_class`` renumbered to match; ``None`` when the start cannot reach acceptance. It checks
   every input itself (``byte_class`` in range too), so ``compile_ir`` hands it the subset
-  construction's arrays without a Python pass.
+  construction's arrays without a Python pass;
+- ``merged_columns(table)``: ``(merged, column_of)``, the table with each distinct column once
+  (None when all are distinct) and ``column_classes(table)``; ``merged_columns_in_place`` the
+  same written over a table that the caller gives up (``merged`` a view of it).
 
 ``minimal`` reads the dense table once, into its live transitions (those not into the dead state 0,
 state by state in column order: ``Edges``), and every later pass walks those; only the output rows
@@ -576,6 +579,34 @@ def merged_columns(const int32_t[:, ::1] table not None):
                 for column in range(distinct):
                     out_view[row, column] = table[row, first[column]]
         return merged, classes
+    finally:
+        free(first)
+
+
+def merged_columns_in_place(int32_t[:, ::1] table not None):
+    """``merged_columns`` written over ``table`` itself, which the caller gives up: ``merged`` is a
+    view of its first ``m x distinct`` values (row ``r`` of the result never overlaps a value of
+    a later row, nor a later value of its own row, that is still to be read). No new buffer:
+    fresh pages cost more than the gather (a 36,000 x 73 table: 7.4 -> 1 ms)."""
+    cdef Py_ssize_t m = table.shape[0], k = table.shape[1], row, column, distinct = 0
+    classes = column_classes(table)
+    cdef int32_t[::1] class_of = classes
+    cdef int32_t* first = <int32_t*>_alloc(k, sizeof(int32_t))
+    cdef int32_t* values = &table[0, 0]
+    try:
+        if first == NULL:
+            _raise_for(NO_MEMORY)
+        for column in range(k):
+            if class_of[column] == distinct:
+                first[distinct] = <int32_t>column
+                distinct += 1
+        if distinct == k:
+            return None, classes
+        with nogil:
+            for row in range(m):
+                for column in range(distinct):
+                    values[row * distinct + column] = values[row * k + first[column]]
+        return np.asarray(table).reshape(-1)[: m * distinct].reshape(m, distinct), classes
     finally:
         free(first)
 
