@@ -13,6 +13,7 @@ from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.errors import UnsupportedError
 from moonmaskc.frontends.schema import compile_schema_ir
+from tests.conftest import data_path
 
 INSTANCES: list[Any] = [
     {"a": 1, "b": 1},
@@ -245,3 +246,57 @@ def test_a_reference_to_an_unread_document_keys_by_the_whole_stack(monkeypatch: 
     with pytest.raises(UnsupportedError):
         compile_schema_ir(schema)
     assert found == [None]
+
+
+def _reach_by_one_walk(ctx: Any, pointer: str, schema: Any) -> frozenset[str] | None:
+    """``reachable_targets`` by its definition: one depth-first read of everything below the
+    target and below every target a reference there leads to."""
+    from moonmaskc.frontends.schema.refs import DATA_KEYWORDS, pointer_child
+
+    reach = {pointer}
+    pending: list[tuple[str, Any]] = [(pointer, schema)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, list):
+            pending.extend((pointer_child(where, index), item) for index, item in enumerate(value))
+            continue
+        if not isinstance(value, dict):
+            continue
+        if "$ref" in value:
+            ref = value["$ref"]
+            target = ctx.resolver.resolve_known(ref, where) if isinstance(ref, str) else None
+            if target is None:
+                return None
+            if target[0] not in reach:
+                reach.add(target[0])
+                pending.append(target)
+        pending.extend(
+            (pointer_child(where, name), item) for name, item in value.items() if name not in DATA_KEYWORDS
+        )
+    return frozenset(reach)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    ["Github_ultra/o6363.json", "Github_ultra/o2312.json", "Github_ultra/o18637.json"],
+)
+def test_reachable_targets_match_one_walk_of_everything_below(
+    monkeypatch: pytest.MonkeyPatch, schema: str
+) -> None:
+    """On real schemas full of references, every set the walk asks for (built from each target's
+    direct references, kept per compile) is what one read of everything below gives."""
+    from moonmaskc.frontends.schema import references
+    from moonmaskc.frontends.schema.context import Context
+
+    asked: list[tuple[frozenset[str] | None, frozenset[str] | None]] = []
+    reachable = references.reachable_targets
+
+    def recording(ctx: Context, pointer: str, target: Any) -> Any:
+        asked.append((reachable(ctx, pointer, target), _reach_by_one_walk(ctx, pointer, target)))
+        return asked[-1][0]
+
+    monkeypatch.setattr(references, "reachable_targets", recording)
+    compile_schema_ir(json.loads(data_path("schemas", "jsonschemabench", schema).read_text()))
+    assert len(asked) >= 10
+    assert all(got == expected for got, expected in asked)
+    assert any(got is not None and len(got) > 1 for got, _ in asked)  # (references below)

@@ -169,6 +169,9 @@ class Context:
     ref_records: dict[tuple[Any, ...], RefRecord] = field(default_factory=dict)
     # $ref target pointer -> every pointer a walk of it can resolve (see ``references``).
     ref_reach: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    # $ref target pointer -> the targets of the references below it, not through them (None
+    # where one cannot be followed without reading another document).
+    ref_direct: dict[str, tuple[tuple[str, Any], ...] | None] = field(default_factory=dict)
     # Inside a part whose objects list their keys in one order (an "exactly one" product).
     key_order: KeyOrder | None = None
     # Lenient: string length keywords (by pointer) dropped because the whole automaton was past

@@ -89,7 +89,8 @@ def reachable_targets(ctx: Context, pointer: str, schema: Any) -> frozenset[str]
     """``pointer`` and every pointer that a ``$ref`` anywhere below ``schema`` leads to, and so on
     from there (a superset of what a walk of it resolves: keywords the walk skips are read too);
     None where a reference cannot be followed without reading another document. Kept per
-    compile."""
+    compile, and so are the references directly below each target (``direct_targets``): each
+    subschema is read once per compile, however many targets reach it."""
     cache = ctx.ref_reach
     if pointer in cache:
         return cache[pointer]
@@ -98,8 +99,37 @@ def reachable_targets(ctx: Context, pointer: str, schema: Any) -> frozenset[str]
     found: frozenset[str] | None = None
     while pending:
         where, value = pending.pop()
+        targets = direct_targets(ctx, where, value)
+        if targets is None:
+            break
+        for target in targets:
+            if target[0] not in reach:
+                reach.add(target[0])
+                pending.append(target)
+    else:
+        found = frozenset(reach)
+    cache[pointer] = found
+    return found
+
+
+def direct_targets(ctx: Context, pointer: str, schema: Any) -> tuple[tuple[str, Any], ...] | None:
+    """The (pointer, schema) targets of the ``$ref``s below ``schema`` (at ``pointer``), itself
+    included, in the order a depth-first read meets them, without going through them; None where
+    one cannot be followed without reading another document. Kept per compile."""
+    cache = ctx.ref_direct
+    if pointer in cache:
+        return cache[pointer]
+    targets: list[tuple[str, Any]] = []
+    pending: list[tuple[str, Any]] = [(pointer, schema)]
+    found: tuple[tuple[str, Any], ...] | None = None
+    while pending:
+        where, value = pending.pop()
         if isinstance(value, list):
-            pending.extend((pointer_child(where, index), item) for index, item in enumerate(value))
+            pending.extend(
+                (pointer_child(where, index), item)
+                for index, item in enumerate(value)
+                if isinstance(item, (dict, list))
+            )
             continue
         if not isinstance(value, dict):
             continue
@@ -108,14 +138,14 @@ def reachable_targets(ctx: Context, pointer: str, schema: Any) -> frozenset[str]
             target = ctx.resolver.resolve_known(ref, where) if isinstance(ref, str) else None
             if target is None:
                 break
-            if target[0] not in reach:
-                reach.add(target[0])
-                pending.append(target)
+            targets.append(target)
         pending.extend(
-            (pointer_child(where, name), item) for name, item in value.items() if name not in DATA_KEYWORDS
+            (pointer_child(where, name), item)
+            for name, item in value.items()
+            if name not in DATA_KEYWORDS and isinstance(item, (dict, list))
         )
     else:
-        found = frozenset(reach)
+        found = tuple(targets)
     cache[pointer] = found
     return found
 

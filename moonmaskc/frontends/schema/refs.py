@@ -221,6 +221,7 @@ class RefResolver:
         # id(schema) -> (its pointer, None where it stands twice; the schema), for ``pointer_of``.
         self._locations: dict[int, tuple[str | None, Any]] = {}
         self._locations_of: list[str] = []
+        self._bases: dict[str, str] = {}  # pointer -> the base URI in scope there
 
     @property
     def has_embedded_resources(self) -> bool:
@@ -245,12 +246,13 @@ class RefResolver:
             if isinstance(anchor, str):  # of the resource the schema's own $id starts
                 self._add_anchor((base, anchor), pointer, node)
             for key, value in node.items():
-                if key in DATA_KEYWORDS:
+                if key in DATA_KEYWORDS or not isinstance(value, (dict, list)):
                     continue
                 self._index(value, pointer_child(pointer, key), base, dialect)
         elif isinstance(node, list):
             for i, value in enumerate(node):
-                self._index(value, pointer_child(pointer, i), base, dialect)
+                if isinstance(value, (dict, list)):
+                    self._index(value, pointer_child(pointer, i), base, dialect)
 
     @staticmethod
     def _own_id(node: Any, dialect: Dialect) -> str | None:
@@ -271,7 +273,14 @@ class RefResolver:
         return ident
 
     def base_at(self, where: str) -> str:
-        """The base URI in scope at the schema that ``where`` points to."""
+        """The base URI in scope at the schema that ``where`` points to (kept per pointer: the
+        documents a compile reads do not change)."""
+        known = self._bases.get(where)
+        if known is None:
+            known = self._bases[where] = self._base_at(where)
+        return known
+
+    def _base_at(self, where: str) -> str:
         key, _, path = where.partition("#")
         if key:
             document = self.documents[key]
