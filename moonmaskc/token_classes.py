@@ -209,6 +209,27 @@ def _check_trie(trie: ByteTrie) -> tuple[int, int]:
     return ids
 
 
+_FIRST_CHILDREN: weakref.WeakKeyDictionary[ByteTrie, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def first_children(trie: ByteTrie) -> np.ndarray:
+    """int32[nodes + 1]: where each node's children start (in the level below: breadth-first
+    order keeps a node's children together), then the node count; kept per trie whose arrays are
+    read-only, as ``trie_for`` hands them on."""
+    known = _FIRST_CHILDREN.get(trie)
+    if known is not None:
+        return known
+    counts = np.bincount(trie.node_parent[1:], minlength=trie.num_nodes)
+    first = np.empty(trie.num_nodes + 1, dtype=np.int32)
+    first[0] = 1
+    np.cumsum(counts, out=first[1:])
+    first[1:] += 1
+    if not trie.node_parent.flags.writeable:
+        first.flags.writeable = False
+        _FIRST_CHILDREN[trie] = first
+    return first
+
+
 def _is_int(array: np.ndarray) -> bool:
     return bool(np.issubdtype(array.dtype, np.integer))
 
@@ -286,6 +307,7 @@ def _native_maps(
             raise MalformedArraysError("a byte class outside the DFA's columns (rejected by the native core)")
         groups = loop_groups(table, home, np.unique(signature, return_inverse=True)[1].reshape(-1))
     group_of, group_home, group_loops = groups if groups is not None else (None, None, None)
+    first_child = first_children(trie)
     status, count, node_map, maps, eos_map = module.compose_over_trie(
         columns,
         np.ascontiguousarray(trie.node_parent, dtype=np.int32),
@@ -298,6 +320,7 @@ def _native_maps(
         group_of=group_of,
         group_home=group_home,
         group_loops=group_loops,
+        first_child=first_child,
     )
     if status == module.LIMIT:
         raise _too_many_cells(dfa.num_states, count, max_cells)

@@ -27,7 +27,7 @@ from moonmaskc.automata.dfa import DFA
 from moonmaskc.automata.native import PURE_ENV
 from moonmaskc.errors import LimitError, MalformedArraysError, MoonmaskError
 from moonmaskc.next_table import NextTable
-from moonmaskc.token_classes import TokenClasses, token_classes
+from moonmaskc.token_classes import TokenClasses, first_children, token_classes
 from moonmaskc.token_masks import packed_masks, packed_row_masks
 from moonmaskc.token_table import TokenTable, build_token_table
 from moonmaskc.trie import ByteTrie, build_trie, trie_for
@@ -144,6 +144,52 @@ def test_the_pair_table_gives_the_same_maps_dense_or_hashed(walk: ModuleType, de
     assert count == count_dense > 128 and eos_map == eos_dense  # "moved" outgrows its bound
     assert np.array_equal(node_map, node_map_dense)
     assert all(np.array_equal(a, b) for a, b in zip(table[1:], table_dense[1:], strict=True))
+
+
+@pytest.mark.parametrize("tokenizer", ["gpt2", "llama3"])
+@pytest.mark.parametrize("schema", ["tool_call", "user"])
+def test_walking_only_the_live_childrens_levels_gives_the_same_maps(
+    walk: ModuleType, tokenizer: str, schema: str
+) -> None:
+    """With ``first_child`` each level visits only the children of live nodes: the same map
+    count, node maps (dead nodes 0), eos map and compact table as the walk over every node."""
+    _, trie = real_vocabulary(tokenizer)
+    dfa = schema_dfa(SCHEMAS[[path.stem for path in SCHEMAS].index(schema)])
+    narrow = dfa.num_states <= np.iinfo(np.uint16).max
+    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow)
+    assert status == walk.OK
+    eos_row = np.where(dfa.accepting, np.arange(dfa.num_states), 0).astype(columns.dtype)
+    arguments = (
+        columns,
+        trie.node_parent,
+        trie.node_byte,
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        trie.level_offsets,
+        1 << 40,
+        eos_row,
+        None,
+    )
+    first_child = first_children(trie)
+    results = []
+    for keywords in ({}, {"first_child": first_child}):
+        status, count, node_map, maps, eos_map = walk.compose_over_trie(*arguments, **keywords)
+        assert status == walk.OK
+        results.append((count, node_map, eos_map, maps.compact_table(np.arange(count, dtype=np.int64))))
+    (count, node_map, eos_map, table), (count_live, node_map_live, eos_live, table_live) = results
+    assert count == count_live and eos_map == eos_live
+    assert np.array_equal(node_map, node_map_live) and np.count_nonzero(node_map == 0) > 0
+    assert all(np.array_equal(a, b) for a, b in zip(table[1:], table_live[1:], strict=True))
+
+
+def testfirst_children_are_where_each_nodes_children_start() -> None:
+    """``first_children`` by its definition on a real trie, and kept for a read-only one."""
+    _, trie = real_vocabulary("gpt2")
+    first = first_children(trie)
+    assert len(first) == trie.num_nodes + 1 and first[-1] == trie.num_nodes
+    for node in (0, 1, 17, 500, trie.num_nodes // 2, trie.num_nodes - 1):
+        children = np.flatnonzero(trie.node_parent == node)
+        assert np.array_equal(children, np.arange(first[node], first[node + 1]))
+    assert first_children(trie) is first
 
 
 def test_progress_is_reported_alike(walk: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -655,6 +701,13 @@ def test_the_native_backstop_rejects_what_slips_past(walk: ModuleType) -> None:
         with_item(6, (1,), 9),  # the extra row past the states
     ):
         assert walk.compose_over_trie(*bad)[0] == walk.BAD_INPUT
+    first_child = np.array(first_children(trie), copy=True)
+    assert walk.compose_over_trie(*good, first_child=first_child)[0] == walk.OK
+    for index, value in ((0, 0), (1, 2), (1, trie.num_nodes + 4), (2, 4)):
+        spoiled = first_child.copy()
+        spoiled[index] = value  # a range outside its level, or holding another node's child
+        assert walk.compose_over_trie(*good, first_child=spoiled)[0] == walk.BAD_INPUT
+    assert walk.compose_over_trie(*good, first_child=first_child[:-1])[0] == walk.BAD_INPUT
     status, masks = walk.pack_masks(np.ones((2, 3), dtype=np.uint8), np.array([0, 3, 1], dtype=np.int32))
     assert status == walk.BAD_INPUT and masks is None
 

@@ -2,7 +2,7 @@
 """Native token walk: state maps composed over a vocabulary trie, and packed token masks.
 
 ``compose_over_trie(columns, node_parent, node_byte, byte_class, level_offsets, max_cells,
-extra_row, on_level, dense_pairs, group_of, group_home, group_loops)``
+extra_row, on_level, dense_pairs, group_of, group_home, group_loops, first_child)``
   Takes: ``columns`` (uint16 or int32 [byte classes, states]: ``columns[c, s]`` is the DFA's
   transition from ``s`` on byte class ``c``, state 0 dead), the trie's ``node_parent`` (int32[N],
   root -1, every other node's parent in the level above it), ``node_byte`` (uint8[N]), ``byte_class``
@@ -26,6 +26,12 @@ extra_row, on_level, dense_pairs, group_of, group_home, group_loops)``
   composing, hashing and comparing a map costs its parent's support, not every state; a composed
   map is found among the stored ones by its hash, then compared in full (support and targets). Map
   ids follow the order of composition (the token classes do not depend on it).
+  Optionally ``first_child`` (int32[N + 1]: the children of node ``p`` are the nodes
+  ``first_child[p]:first_child[p + 1]``, in the level below it; the last entry ``N``): each level
+  then visits only the children of the live nodes of the level above, not every node, so a small
+  DFA's walk costs what its live prefixes do (the ``{"type": "integer"}`` walk over GPT-2's 98,000
+  nodes, 1,000 of them live: 70 -> 10 us); the same maps and ids. A range outside the level below,
+  or a child whose parent is not the node, is ``BAD_INPUT``.
   Optionally *loop groups* (all three or none): ``group_of`` (int32[states], each state's group,
   -1 outside every group, state 0 outside), ``group_home`` (int32[states], each grouped state's
   home: a live state, in this group, in another or in none) and ``group_loops`` (uint8[groups, classes],
@@ -1514,8 +1520,11 @@ cdef int _compose_level(
     int64_t high,
     int64_t* live,
     Grouping* grouping,
+    const int32_t* listed,
+    int64_t listed_count,
 ) noexcept nogil:
-    """Map ids of the nodes ``low:high`` (one trie level): 0, ``_OVER_LIMIT``, ``_NO_MEMORY``
+    """Map ids of the nodes ``low:high`` (one trie level), or of the ``listed_count`` nodes of
+    ``listed`` in it when that is not NULL (the others dead): 0, ``_OVER_LIMIT``, ``_NO_MEMORY``
     or ``BAD_INPUT`` (a parent that is not in an earlier level).
 
     The level's pairs not composed yet are gathered first: the ``k``-th one met is listed in
@@ -1523,15 +1532,17 @@ cdef int _compose_level(
     meanwhile. They are composed byte class by byte class, so that the class's transition column
     stays in cache across its compositions; then the pending pairs and nodes get their ids. (Map ids follow that order; the token classes
     built from them do not depend on it.)"""
-    cdef int64_t node, parent, key, byte_cls, first, size, count, j, k
+    cdef int64_t node, parent, key, byte_cls, first, size, count, j, k, at
     cdef int64_t num_states = store.num_states
+    cdef int64_t visits = listed_count if listed != NULL else high - low
     cdef int32_t parent_map, found
     cdef uint64_t h, implicit
     cdef int status
     cdef bint in_spare
     live[0] = 0
     count = 0
-    for node in range(low, high):
+    for at in range(visits):
+        node = listed[at] if listed != NULL else low + at
         parent = node_parent[node]
         if parent < 0 or parent >= low:  # (this level's map ids are not final yet)
             return _BAD_INPUT
@@ -1609,9 +1620,44 @@ cdef int _compose_level(
             return found
         _pairs_set(pairs, <int64_t>parent_map * num_classes + byte_cls, found)
         pending.composed[k] = found
-    for node in range(low, high):
+    for at in range(visits):
+        node = listed[at] if listed != NULL else low + at
         if node_map[node] <= _PENDING:
             node_map[node] = pending.composed[_PENDING - node_map[node]]
+    return 0
+
+
+cdef int _children(
+    const int32_t* first_child,
+    const int32_t* node_parent,
+    const int32_t* node_map,
+    const int32_t* parents,
+    int64_t parent_count,
+    int64_t low,
+    int64_t high,
+    int32_t* out,
+    int64_t* out_count,
+) noexcept nogil:
+    """The children of the live nodes among ``parents`` (of the level above ``low:high``, in order),
+    in order, into ``out``: 0, or ``_BAD_INPUT`` where a child range leaves the level or a child's
+    parent is not the node whose range holds it."""
+    cdef int64_t j, p, child, start, end, count = 0
+    for j in range(parent_count):
+        p = parents[j]
+        if node_map[p] == 0:
+            continue
+        start = first_child[p]
+        end = first_child[p + 1]
+        if start >= end:
+            continue
+        if start < low or end > high:
+            return _BAD_INPUT
+        for child in range(start, end):
+            if node_parent[child] != p:
+                return _BAD_INPUT
+            out[count] = <int32_t>child
+            count += 1
+    out_count[0] = count
     return 0
 
 
@@ -1628,6 +1674,7 @@ def compose_over_trie(
     const int32_t[::1] group_of=None,
     const int32_t[::1] group_home=None,
     const uint8_t[:, ::1] group_loops=None,
+    const int32_t[::1] first_child=None,
 ):
     """See the module docstring: ``(status, count, node_map, maps, extra_id)``."""
     cdef int64_t num_classes = columns.shape[0]
@@ -1650,6 +1697,11 @@ def compose_over_trie(
     cdef state_t* scratch_targets = NULL
     cdef uint64_t* weights = NULL
     cdef Pending pending
+    cdef int32_t* listed_memory = NULL
+    cdef int32_t* listed = NULL  # with ``first_child``: the live nodes of the level before, then this one's
+    cdef int32_t* listed_next = NULL
+    cdef int32_t* swap_listed
+    cdef int64_t listed_count = 0, next_count = 0
     cdef const state_t* column_data
     cdef int32_t* node_data
 
@@ -1792,15 +1844,36 @@ def compose_over_trie(
                     status = found
         if status == _NO_MEMORY:
             raise MemoryError("token walk: no memory for the state maps")
+        if first_child is not None:  # the live nodes of each level, found from their parents'
+            if first_child.shape[0] != num_nodes + 1:
+                return _BAD_INPUT, 0, None, None, -1
+            listed_memory = <int32_t*>malloc(<size_t>(2 * num_nodes + 2) * sizeof(int32_t))
+            if listed_memory == NULL:
+                raise MemoryError("token walk: no memory for the live nodes")
+            listed = listed_memory
+            listed_next = listed + num_nodes + 1
+            listed[0] = 0  # the root
+            listed_count = 1
         for d in range(1, depth_count - 1):
             low = level_offsets[d]
             high = level_offsets[d + 1]
+            status = 0
             with nogil:
-                status = _compose_level(
-                    store, &pairs, column_data, weights, &node_parent[0], &node_byte[0], &byte_class[0],
-                    num_classes, node_data, &pending, scratch_support, scratch_targets, low,
-                    high, &live, grouping_used,
-                )
+                if listed != NULL:
+                    status = _children(
+                        &first_child[0], &node_parent[0], node_data, listed, listed_count, low, high,
+                        listed_next, &next_count,
+                    )
+                    swap_listed = listed
+                    listed = listed_next
+                    listed_next = swap_listed
+                    listed_count = next_count
+                if status == 0:
+                    status = _compose_level(
+                        store, &pairs, column_data, weights, &node_parent[0], &node_byte[0],
+                        &byte_class[0], num_classes, node_data, &pending, scratch_support,
+                        scratch_targets, low, high, &live, grouping_used, listed, listed_count,
+                    )
             if status == _NO_MEMORY:
                 raise MemoryError("token walk: no memory for the state maps")
             if status == _OVER_LIMIT:
@@ -1828,6 +1901,7 @@ def compose_over_trie(
             return _LIMIT, store.count, None, None, -1
         return _OK, store.count, node_map, maps, found
     finally:
+        free(listed_memory)
         _pairs_free(&pairs)
         free(scratch_support)
         free(scratch_targets)
