@@ -147,14 +147,20 @@ def test_the_pair_table_gives_the_same_maps_dense_or_hashed(walk: ModuleType, de
 
 
 @pytest.mark.parametrize("tokenizer", ["gpt2", "llama3"])
-@pytest.mark.parametrize("schema", ["tool_call", "user"])
+@pytest.mark.parametrize("schema", ["tool_call", "user", "integer", "date"])
 def test_walking_only_the_live_childrens_levels_gives_the_same_maps(
     walk: ModuleType, tokenizer: str, schema: str
 ) -> None:
-    """With ``first_child`` each level visits only the children of live nodes: the same map
-    count, node maps (dead nodes 0), eos map and compact table as the walk over every node."""
+    """With ``first_child`` the levels where few nodes above are live visit only the children of
+    those (every level of an integer's or a date's DFA, few of the schemas'): the same map count,
+    node maps (dead nodes 0), eos map and compact table as the walk over every node."""
     _, trie = real_vocabulary(tokenizer)
-    dfa = schema_dfa(SCHEMAS[[path.stem for path in SCHEMAS].index(schema)])
+    if schema == "integer":
+        dfa = compile_schema({"type": "integer"}, tokenizer=None).dfa
+    elif schema == "date":
+        dfa = compile_schema({"type": "string", "format": "date"}, tokenizer=None).dfa
+    else:
+        dfa = schema_dfa(SCHEMAS[[path.stem for path in SCHEMAS].index(schema)])
     narrow = dfa.num_states <= np.iinfo(np.uint16).max
     status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow)
     assert status == walk.OK
@@ -701,13 +707,25 @@ def test_the_native_backstop_rejects_what_slips_past(walk: ModuleType) -> None:
         with_item(6, (1,), 9),  # the extra row past the states
     ):
         assert walk.compose_over_trie(*bad)[0] == walk.BAD_INPUT
-    first_child = np.array(first_children(trie), copy=True)
-    assert walk.compose_over_trie(*good, first_child=first_child)[0] == walk.OK
-    for index, value in ((0, 0), (1, 2), (1, trie.num_nodes + 4), (2, 4)):
+    assert walk.compose_over_trie(*good, first_child=first_children(trie)[:-1])[0] == walk.BAD_INPUT
+    _, gpt2 = real_vocabulary("gpt2")  # an integer's DFA: few live nodes, each level's children walked
+    digits = compile_schema({"type": "integer"}, tokenizer=None).dfa
+    sparse = (
+        np.ascontiguousarray(digits.transitions.T.astype(np.uint16)),
+        gpt2.node_parent,
+        gpt2.node_byte,
+        np.ascontiguousarray(digits.byte_class, dtype=np.int32),
+        gpt2.level_offsets,
+        1 << 20,
+        np.where(digits.accepting, np.arange(digits.num_states), 0).astype(np.uint16),
+    )
+    first_child = np.array(first_children(gpt2), copy=True)
+    assert walk.compose_over_trie(*sparse, first_child=first_child)[0] == walk.OK
+    one = int(np.flatnonzero((gpt2.node_parent == 0) & (gpt2.node_byte == ord("1")))[0])
+    for index, value in ((0, 0), (one, first_child[one] - 1), (one + 1, gpt2.num_nodes + 4)):
         spoiled = first_child.copy()
         spoiled[index] = value  # a range outside its level, or holding another node's child
-        assert walk.compose_over_trie(*good, first_child=spoiled)[0] == walk.BAD_INPUT
-    assert walk.compose_over_trie(*good, first_child=first_child[:-1])[0] == walk.BAD_INPUT
+        assert walk.compose_over_trie(*sparse, first_child=spoiled)[0] == walk.BAD_INPUT
     status, masks = walk.pack_masks(np.ones((2, 3), dtype=np.uint8), np.array([0, 3, 1], dtype=np.int32))
     assert status == walk.BAD_INPUT and masks is None
 

@@ -28,10 +28,12 @@ extra_row, on_level, dense_pairs, group_of, group_home, group_loops, first_child
   ids follow the order of composition (the token classes do not depend on it).
   Optionally ``first_child`` (int32[N + 1]: the children of node ``p`` are the nodes
   ``first_child[p]:first_child[p + 1]``, in the level below it; the last entry ``N``): each level
-  then visits only the children of the live nodes of the level above, not every node, so a small
-  DFA's walk costs what its live prefixes do (the ``{"type": "integer"}`` walk over GPT-2's 98,000
-  nodes, 1,000 of them live: 70 -> 10 us); the same maps and ids. A range outside the level below,
-  or a child whose parent is not the node, is ``BAD_INPUT``.
+  then visits only the children of the live nodes of the level above, not every node, where
+  fewer than a quarter of the level above are live, so a small DFA's walk costs what its live
+  prefixes do (the ``{"type": "integer"}`` walk over GPT-2's 98,000 nodes, 1,000 of them live:
+  110 -> 15 us); where most are live, the whole level (a mispredicted branch per parent would
+  cost more). The same maps and ids. A range outside the level below, or a child whose parent is
+  not the node, is ``BAD_INPUT``.
   Optionally *loop groups* (all three or none): ``group_of`` (int32[states], each state's group,
   -1 outside every group, state 0 outside), ``group_home`` (int32[states], each grouped state's
   home: a live state, in this group, in another or in none) and ``group_loops`` (uint8[groups, classes],
@@ -1633,17 +1635,19 @@ cdef int _children(
     const int32_t* node_map,
     const int32_t* parents,
     int64_t parent_count,
+    int64_t parent_low,
     int64_t low,
     int64_t high,
     int32_t* out,
     int64_t* out_count,
 ) noexcept nogil:
-    """The children of the live nodes among ``parents`` (of the level above ``low:high``, in order),
-    in order, into ``out``: 0, or ``_BAD_INPUT`` where a child range leaves the level or a child's
-    parent is not the node whose range holds it."""
+    """The children of the live nodes among ``parents`` (or, where it is NULL, among the
+    ``parent_count`` nodes from ``parent_low``: the level above ``low:high``), in order, into
+    ``out``: 0, or ``_BAD_INPUT`` where a child range leaves the level or a child's parent is not
+    the node whose range holds it."""
     cdef int64_t j, p, child, start, end, count = 0
     for j in range(parent_count):
-        p = parents[j]
+        p = parents[j] if parents != NULL else parent_low + j
         if node_map[p] == 0:
             continue
         start = first_child[p]
@@ -1701,7 +1705,9 @@ def compose_over_trie(
     cdef int32_t* listed = NULL  # with ``first_child``: the live nodes of the level before, then this one's
     cdef int32_t* listed_next = NULL
     cdef int32_t* swap_listed
-    cdef int64_t listed_count = 0, next_count = 0
+    cdef int64_t listed_count = 0, next_count = 0, j
+    cdef int64_t parents_low = 0, parents_high = 1, parents_alive = 1  # the level above: the root
+    cdef bint parents_listed = False
     cdef const state_t* column_data
     cdef int32_t* node_data
 
@@ -1852,28 +1858,44 @@ def compose_over_trie(
                 raise MemoryError("token walk: no memory for the live nodes")
             listed = listed_memory
             listed_next = listed + num_nodes + 1
-            listed[0] = 0  # the root
-            listed_count = 1
         for d in range(1, depth_count - 1):
             low = level_offsets[d]
             high = level_offsets[d + 1]
             status = 0
             with nogil:
-                if listed != NULL:
+                # The children of the live nodes where few of the level above are live (a small
+                # DFA's); the whole level where most are (a walk over the level costs a
+                # mispredicted branch per parent, one over the nodes does not).
+                if listed_memory != NULL and 4 * parents_alive < high - low:
                     status = _children(
-                        &first_child[0], &node_parent[0], node_data, listed, listed_count, low, high,
-                        listed_next, &next_count,
+                        &first_child[0], &node_parent[0], node_data,
+                        listed if parents_listed else NULL,
+                        listed_count if parents_listed else parents_high - parents_low,
+                        parents_low, low, high, listed_next, &next_count,
                     )
                     swap_listed = listed
                     listed = listed_next
                     listed_next = swap_listed
                     listed_count = next_count
+                    parents_listed = True
+                else:
+                    parents_listed = False
                 if status == 0:
                     status = _compose_level(
                         store, &pairs, column_data, weights, &node_parent[0], &node_byte[0],
                         &byte_class[0], num_classes, node_data, &pending, scratch_support,
-                        scratch_targets, low, high, &live, grouping_used, listed, listed_count,
+                        scratch_targets, low, high, &live, grouping_used,
+                        listed if parents_listed else NULL, listed_count,
                     )
+                parents_alive = 0
+                if parents_listed:
+                    for j in range(listed_count):
+                        parents_alive += node_data[listed[j]] != 0
+                elif listed_memory != NULL:
+                    for j in range(low, high):
+                        parents_alive += node_data[j] != 0
+                parents_low = low
+                parents_high = high
             if status == _NO_MEMORY:
                 raise MemoryError("token walk: no memory for the state maps")
             if status == _OVER_LIMIT:
