@@ -29,6 +29,8 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
+from moonmaskc.automata.native import native
+
 if TYPE_CHECKING:
     from moonmaskc.automata.dfa import DFA
 
@@ -489,6 +491,10 @@ def to_regex(node: Node, byte_names: dict[int, str] | None = None) -> str:
     names = {1 << byte: name for byte, name in (byte_names or {}).items()}
     names_key = tuple(sorted((byte_names or {}).items()))
     smallest, largest = PRINT_MEMO_SIZES
+    module = native("printer")
+    if module is not None:  # the same walk, compiled (``automata/_native/printer.pyx``)
+        memo, entries = _PRINTED, PRINT_MEMO_ENTRIES
+        return str(module.printed(node, names, names_key, smallest, largest, memo, entries, _print_byteset))
 
     def known(item: Node) -> str | None:
         size = item._size  # type: ignore[union-attr]

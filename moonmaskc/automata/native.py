@@ -26,6 +26,7 @@ NATIVE_MODULES = (
     "fill",
     "nests",
     "excluded",
+    "printer",
 )
 PURE_ENV = "MOONMASKC_PURE"
 
