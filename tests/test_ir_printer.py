@@ -8,7 +8,9 @@ keeps the same texts the pure one keeps.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +24,7 @@ from moonmaskc.frontends.schema import compile_schema_ir
 from tests.conftest import data_path
 from tests.test_automata import ir_nodes
 
+T = TypeVar("T")
 LEAF = ir.Automaton(compile_ir(ir.text("ab")), "letters")
 NAMES = {ord("a"): "(?#marker)", 0xFF: "(?#any JSON value)"}
 
@@ -32,21 +35,30 @@ def built() -> None:
         pytest.skip("the native core is not built")
 
 
-def both_prints(
-    monkeypatch: pytest.MonkeyPatch, node: ir.Node, names: dict[int, str] | None
-) -> tuple[str, str]:
-    """The native print, then the pure print, each from an empty memo and again from the one the
-    first print left (the kept texts must give the same text)."""
-    prints = []
+def on_both_cores(monkeypatch: pytest.MonkeyPatch, run: Callable[[], T]) -> tuple[T, T]:
+    """``run()`` on the native core, then on the pure one, each from an empty memo."""
+    results = []
     for pure in (False, True):
         with monkeypatch.context() as patch:
             if pure:
                 patch.setenv(PURE_ENV, "1")
             ir._PRINTED.clear()
-            fresh = ir.to_regex(node, names)
-            assert ir.to_regex(node, names) == fresh
-            prints.append(fresh)
-    return prints[0], prints[1]
+            results.append(run())
+    return results[0], results[1]
+
+
+def both_prints(
+    monkeypatch: pytest.MonkeyPatch, node: ir.Node, names: dict[int, str] | None
+) -> tuple[str, str]:
+    """The native print, then the pure print, each from an empty memo and again from the one the
+    first print left (the kept texts must give the same text)."""
+
+    def twice() -> str:
+        fresh = ir.to_regex(node, names)
+        assert ir.to_regex(node, names) == fresh
+        return fresh
+
+    return on_both_cores(monkeypatch, twice)
 
 
 @settings(max_examples=300, deadline=None)
@@ -114,13 +126,6 @@ def test_the_native_printer_keeps_the_texts_the_pure_one_keeps(monkeypatch: pyte
     from moonmaskc.frontends.schema import canonical
 
     node = ir.seq(canonical.STRING_BODY, ir.text(":"), ir.alt(canonical.STRING_BODY, LEAF), ir.star(LEAF))
-    kept = []
-    for pure in (False, True):
-        with monkeypatch.context() as patch:
-            if pure:
-                patch.setenv(PURE_ENV, "1")
-            ir._PRINTED.clear()
-            ir.to_regex(node)
-            kept.append(dict(ir._PRINTED))
+    kept = on_both_cores(monkeypatch, lambda: (ir.to_regex(node), dict(ir._PRINTED))[1])
     assert kept[0] == kept[1] and kept[0]
     assert all("letters" not in text for text in kept[0].values())

@@ -586,6 +586,17 @@ def column_classes(const int32_t[:, ::1] table not None):
         free(kept)
 
 
+cdef Py_ssize_t _first_columns(const int32_t* class_of, Py_ssize_t k, int32_t* first) noexcept nogil:
+    """The first column of each distinct one into ``first`` (``class_of`` numbers them in order of
+    first appearance); how many there are."""
+    cdef Py_ssize_t column, distinct = 0
+    for column in range(k):
+        if class_of[column] == distinct:
+            first[distinct] = <int32_t>column
+            distinct += 1
+    return distinct
+
+
 def merged_columns(const int32_t[:, ::1] table not None):
     """``(merged, column_of)``: ``table`` with each distinct column once, in order of first
     appearance (int32[m, distinct], a new array; None when every column is distinct), and
@@ -599,10 +610,7 @@ def merged_columns(const int32_t[:, ::1] table not None):
     try:
         if first == NULL:
             _raise_for(NO_MEMORY)
-        for column in range(k):
-            if class_of[column] == distinct:
-                first[distinct] = <int32_t>column
-                distinct += 1
+        distinct = _first_columns(&class_of[0], k, first)
         if distinct == k:
             return None, classes
         merged = np.empty((m, distinct), dtype=np.int32)
@@ -620,7 +628,8 @@ def merged_columns_in_place(int32_t[:, ::1] table not None):
     """``merged_columns`` written over ``table`` itself, which the caller gives up: ``merged`` is a
     view of its first ``m x distinct`` values (row ``r`` of the result never overlaps a value of
     a later row, nor a later value of its own row, that is still to be read). No new buffer:
-    fresh pages cost more than the gather (a 36,000 x 73 table: 7.4 -> 1 ms)."""
+    fresh pages cost more than the gather (a 36,000 x 73 table: 7.4 -> 4.3 ms, the numbering of
+    the columns included)."""
     cdef Py_ssize_t m = table.shape[0], k = table.shape[1], row, column, distinct = 0
     classes = column_classes(table)
     cdef int32_t[::1] class_of = classes
@@ -629,10 +638,7 @@ def merged_columns_in_place(int32_t[:, ::1] table not None):
     try:
         if first == NULL:
             _raise_for(NO_MEMORY)
-        for column in range(k):
-            if class_of[column] == distinct:
-                first[distinct] = <int32_t>column
-                distinct += 1
+        distinct = _first_columns(&class_of[0], k, first)
         if distinct == k:
             return None, classes
         with nogil:
