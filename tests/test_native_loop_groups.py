@@ -30,6 +30,7 @@ from tests.conftest import NOT_BUILT, PROJECT_ROOT, data_path, native_walk
 from tests.test_native_token_walk import (
     assert_same_tables,
     both_paths,
+    composed_arguments,
     real_vocabulary,
     schema_dfa,
     shared_cache,  # noqa: F401  (an autouse fixture: the cache folder)
@@ -331,24 +332,6 @@ def test_malformed_groups_are_rejected(walk: ModuleType) -> None:
         keywords = {"group_of": good[0], "group_home": good[1], "group_loops": good[2]}
         del keywords[missing]
         assert walk.compose_over_trie(*composed_arguments(walk, dfa, trie), **keywords)[0] == walk.BAD_INPUT
-
-
-def composed_arguments(walk: ModuleType, dfa: DFA, trie: ByteTrie) -> tuple[object, ...]:
-    """``compose_over_trie``'s positional arguments for ``dfa`` over ``trie`` (the eos row)."""
-    narrow = dfa.num_states <= np.iinfo(np.uint16).max
-    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow)
-    assert status == walk.OK
-    eos_row = np.where(dfa.accepting, np.arange(dfa.num_states), 0).astype(columns.dtype)
-    return (
-        columns,
-        np.ascontiguousarray(trie.node_parent, dtype=np.int32),
-        np.ascontiguousarray(trie.node_byte, dtype=np.uint8),
-        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
-        np.ascontiguousarray(trie.level_offsets, dtype=np.int64),
-        1 << 40,
-        eos_row,
-        None,
-    )
 
 
 # -- the states inside a home -----------------------------------------------------------------

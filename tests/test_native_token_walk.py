@@ -112,6 +112,24 @@ def test_schema_tables_are_the_same_on_both_paths(
     assert np.array_equal(native_masks, pure_table.mask_rows)
 
 
+def composed_arguments(walk: ModuleType, dfa: DFA, trie: ByteTrie) -> tuple[object, ...]:
+    """``compose_over_trie``'s positional arguments for ``dfa`` over ``trie`` (the eos row)."""
+    narrow = dfa.num_states <= np.iinfo(np.uint16).max
+    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow)
+    assert status == walk.OK
+    eos_row = np.where(dfa.accepting, np.arange(dfa.num_states), 0).astype(columns.dtype)
+    return (
+        columns,
+        np.ascontiguousarray(trie.node_parent, dtype=np.int32),
+        np.ascontiguousarray(trie.node_byte, dtype=np.uint8),
+        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
+        np.ascontiguousarray(trie.level_offsets, dtype=np.int64),
+        1 << 40,
+        eos_row,
+        None,
+    )
+
+
 @pytest.mark.parametrize("dense_maps", [0, 128, 1 << 16], ids=["hashed", "moved", "dense"])
 def test_the_pair_table_gives_the_same_maps_dense_or_hashed(walk: ModuleType, dense_maps: int) -> None:
     """The (map, byte class) pairs are looked up in a dense table while it fits ``dense_pairs``
@@ -119,21 +137,7 @@ def test_the_pair_table_gives_the_same_maps_dense_or_hashed(walk: ModuleType, de
     maps and the compact table are the same either way (``tool_call.json``, GPT-2)."""
     _, trie = real_vocabulary("gpt2")
     dfa = schema_dfa(SCHEMAS[[path.stem for path in SCHEMAS].index("tool_call")])
-    narrow = dfa.num_states <= np.iinfo(np.uint16).max
-    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow)
-    assert status == walk.OK
-    states = np.arange(dfa.num_states)
-    eos_row = np.where(dfa.accepting, states, 0).astype(columns.dtype)
-    arguments = (
-        columns,
-        trie.node_parent,
-        trie.node_byte,
-        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
-        trie.level_offsets,
-        1 << 40,
-        eos_row,
-        None,
-    )
+    arguments = composed_arguments(walk, dfa, trie)
     results = []
     for bound in (dense_maps * dfa.num_classes, 1 << 30):  # starts dense from 64 maps' pairs
         status, count, node_map, maps, eos_map = walk.compose_over_trie(*arguments, dense_pairs=bound)
@@ -161,20 +165,7 @@ def test_walking_only_the_live_childrens_levels_gives_the_same_maps(
         dfa = compile_schema({"type": "string", "format": "date"}, tokenizer=None).dfa
     else:
         dfa = schema_dfa(SCHEMAS[[path.stem for path in SCHEMAS].index(schema)])
-    narrow = dfa.num_states <= np.iinfo(np.uint16).max
-    status, columns = walk.state_columns(np.ascontiguousarray(dfa.transitions, dtype=np.int32), narrow)
-    assert status == walk.OK
-    eos_row = np.where(dfa.accepting, np.arange(dfa.num_states), 0).astype(columns.dtype)
-    arguments = (
-        columns,
-        trie.node_parent,
-        trie.node_byte,
-        np.ascontiguousarray(dfa.byte_class, dtype=np.int32),
-        trie.level_offsets,
-        1 << 40,
-        eos_row,
-        None,
-    )
+    arguments = composed_arguments(walk, dfa, trie)
     first_child = first_children(trie)
     results = []
     for keywords in ({}, {"first_child": first_child}):
@@ -187,7 +178,7 @@ def test_walking_only_the_live_childrens_levels_gives_the_same_maps(
     assert all(np.array_equal(a, b) for a, b in zip(table[1:], table_live[1:], strict=True))
 
 
-def testfirst_children_are_where_each_nodes_children_start() -> None:
+def test_first_children_are_where_each_nodes_children_start() -> None:
     """``first_children`` by its definition on a real trie, and kept for a read-only one."""
     _, trie = real_vocabulary("gpt2")
     first = first_children(trie)
