@@ -133,6 +133,16 @@ cdef void _free_edges(Edges* edges) noexcept nogil:
     edges.target = NULL
 
 
+cdef inline bint _eight_dead(const int32_t* row) noexcept nogil:
+    """Whether the eight transitions from ``row`` all lead to the dead state 0."""
+    cdef uint64_t first, second, third, fourth
+    memcpy(&first, row, 8)
+    memcpy(&second, row + 2, 8)
+    memcpy(&third, row + 4, 8)
+    memcpy(&fourth, row + 6, 8)
+    return (first | second | third | fourth) == 0
+
+
 cdef int _sparse_edges(
     const int32_t* table, Py_ssize_t n, Py_ssize_t k, bint keep_dead, Edges* out
 ) noexcept nogil:
@@ -144,7 +154,6 @@ cdef int _sparse_edges(
     cdef Py_ssize_t capacity = n * 4 + k, count = 0, s, c
     cdef const int32_t* row
     cdef uint32_t target, bound = <uint32_t>n, outside = 0
-    cdef uint64_t first, second, third, fourth
     cdef int32_t* grown
     out.offsets = <Py_ssize_t*>_alloc(n + 1, sizeof(Py_ssize_t))
     out.cls = <int32_t*>_alloc(capacity, sizeof(int32_t))
@@ -174,14 +183,9 @@ cdef int _sparse_edges(
             continue
         c = 0
         while c < k:
-            if (c & 7) == 0 and c + 8 <= k:  # eight dead transitions skipped at once, as most are
-                memcpy(&first, row + c, 8)
-                memcpy(&second, row + c + 2, 8)
-                memcpy(&third, row + c + 4, 8)
-                memcpy(&fourth, row + c + 6, 8)
-                if (first | second | third | fourth) == 0:
-                    c += 8
-                    continue
+            if (c & 7) == 0 and c + 8 <= k and _eight_dead(row + c):  # (as most are)
+                c += 8
+                continue
             target = <uint32_t>row[c]
             if target != 0:
                 outside |= target >= bound
@@ -528,21 +532,15 @@ cdef void _column_classes(const int32_t* table, Py_ssize_t m, Py_ssize_t k, uint
     cdef Py_ssize_t r, c, j, distinct = 0
     cdef const int32_t* row
     cdef bint same
-    cdef uint64_t first, second, third, fourth
     for c in range(k):
         digest[c] = 1469598103934665603ULL
     for r in range(m):
         row = table + r * k
         c = 0
         while c < k:
-            if (c & 7) == 0 and c + 8 <= k:
-                memcpy(&first, row + c, 8)
-                memcpy(&second, row + c + 2, 8)
-                memcpy(&third, row + c + 4, 8)
-                memcpy(&fourth, row + c + 6, 8)
-                if (first | second | third | fourth) == 0:
-                    c += 8
-                    continue
+            if (c & 7) == 0 and c + 8 <= k and _eight_dead(row + c):
+                c += 8
+                continue
             if row[c] != 0:
                 digest[c] = (digest[c] ^ ((<uint64_t>r << 32) | <uint32_t>row[c])) * 1099511628211ULL
             c += 1
