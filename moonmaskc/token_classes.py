@@ -213,17 +213,16 @@ _FIRST_CHILDREN: weakref.WeakKeyDictionary[ByteTrie, np.ndarray] = weakref.WeakK
 
 
 def first_children(trie: ByteTrie) -> np.ndarray:
-    """int32[nodes + 1]: where each node's children start (in the level below: breadth-first
-    order keeps a node's children together), then the node count; kept per trie whose arrays are
-    read-only, as ``trie_for`` hands them on."""
+    """int32[nodes + 1]: ``trie.first_child`` (where each node's children start, in the level below:
+    breadth-first order keeps a node's children together), then the node count, where the last
+    node's children would start; kept per trie whose arrays are read-only, as ``trie_for`` hands
+    them on."""
     known = _FIRST_CHILDREN.get(trie)
     if known is not None:
         return known
-    counts = np.bincount(trie.node_parent[1:], minlength=trie.num_nodes)
     first = np.empty(trie.num_nodes + 1, dtype=np.int32)
-    first[0] = 1
-    np.cumsum(counts, out=first[1:])
-    first[1:] += 1
+    first[:-1] = trie.first_child
+    first[-1] = trie.num_nodes
     if not trie.node_parent.flags.writeable:
         first.flags.writeable = False
         _FIRST_CHILDREN[trie] = first
