@@ -286,7 +286,7 @@ def _compile_source(
             stages,
             options.limits,
             _nesting_bound(kind, source),
-            shallow=known_text is not None and shallow_text(known_text),
+            shallow=known_text is not None and shallow_text(known_text, json_text=kind == "schema"),
         )
     except RecursionError:
         # Every walk counts its nesting against --max-nesting, on a stack sized for it: reaching

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import moonmaskc
 from moonmaskc.frontends import deep
@@ -319,6 +321,72 @@ def test_a_text_of_many_brackets_is_not_shallow() -> None:
     assert deep.shallow_text("{" * deep.SHALLOW_TEXT_BRACKETS)
     assert not deep.shallow_text("[" * deep.SHALLOW_TEXT_BRACKETS + "(")
     assert not deep.shallow_text('{"pattern": "' + "(" * 200 + '"}')
+
+
+def test_json_text_of_many_brackets_that_nests_little_is_shallow() -> None:
+    """For JSON text the brackets that count are the structure's open ones and one string's
+    ``(``: thousands of shallow brackets pass, a deep structure or one pattern of many groups
+    does not, and brackets inside strings (escaped quotes and backslashes around them) do not
+    open anything."""
+    limit = deep.SHALLOW_TEXT_BRACKETS
+    wide = json.dumps({"properties": {f"p{i}": {"enum": [[i], {"a": "(x)"}]} for i in range(200)}})
+    assert not deep.shallow_text(wide) and deep.shallow_text(wide, json_text=True)
+    assert deep.json_nesting_bound(wide) == (5, 1)
+    deep_list = "[" * (limit + 1) + "]" * (limit + 1)
+    assert not deep.shallow_text(deep_list, json_text=True)
+    assert deep.shallow_text("[" * limit + "]" * limit, json_text=True)
+    many_groups = json.dumps({"pattern": "(" * (limit + 1) + ")" * (limit + 1)})
+    assert not deep.shallow_text(many_groups, json_text=True)
+    split_groups = json.dumps([{"pattern": "(a)" * limit} for _ in range(3)])
+    assert deep.shallow_text(split_groups, json_text=True)
+    escapes = r'["\\", "\"[[", ["]]]\\"], {"k\\\"{": []}]'
+    assert deep.json_nesting_bound(escapes) == _nesting(json.loads(escapes)) == (3, 0)
+    assert deep.json_nesting_bound("") == (0, 0)
+
+
+def _nesting(value: object) -> tuple[int, int]:
+    """The structure's depth and the most ``(`` in one string (keys too), read from the value."""
+    if isinstance(value, str):
+        return 0, value.count("(")
+    if isinstance(value, dict):
+        children = [_nesting(key) for key in value] + [_nesting(item) for item in value.values()]
+    elif isinstance(value, list):
+        children = [_nesting(item) for item in value]
+    else:
+        return 0, 0
+    depths, mosts = zip(*children, strict=True) if children else ((0,), (0,))
+    return 1 + max(depths), max(mosts)
+
+
+_TRICKY_TEXT = st.text(alphabet=st.sampled_from('ab({[]})\\"/\n\u00e9\U0001f600'), max_size=12)
+_JSON_VALUES = st.recursive(
+    st.none() | st.integers() | _TRICKY_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TRICKY_TEXT, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON_VALUES, ascii_only=st.booleans(), indent=st.sampled_from([None, 2]))
+def test_json_nesting_bound_is_the_values_nesting(
+    value: object, ascii_only: bool, indent: int | None
+) -> None:
+    """Against the parsed value, on JSON text with brackets, quotes, backslashes and non-ASCII
+    characters inside its strings."""
+    text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)
+    assert deep.json_nesting_bound(text) == _nesting(value)
+
+
+def test_a_wide_real_schema_compiles_inline_as_on_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A JsonSchemaStore schema of 159 brackets, 8 levels deep: on the main thread,
+    to the worker's artifact."""
+    counter = HandCounter(monkeypatch)
+    text = data_path("schemas", "jsonschemabench", "JsonSchemaStore", "bitrise.json").read_text()
+    assert not deep.shallow_text(text) and deep.shallow_text(text, json_text=True)
+    inline = moonmaskc.compile_schema(text)
+    assert counter.hands == 0
+    assert same_artifact(inline, on_the_worker(monkeypatch, text))
+    assert counter.hands == 1
 
 
 def test_a_grammar_compiles_inline_and_a_deeply_grouped_one_on_the_worker(
