@@ -1074,11 +1074,24 @@ cdef int32_t _rows_find_or_append(
 
 
 cdef inline uint64_t _class_list_hash(const int32_t* classes, int64_t size) noexcept nogil:
-    cdef uint64_t h = <uint64_t>size
-    cdef int64_t i
-    for i in range(size):
-        h = h * <uint64_t>0x9E3779B97F4A7C15 + <uint64_t>classes[i] + 1
-    return _mix(h)
+    """A hash of the list: four lanes, each every fourth class, so that the multiplications do
+    not wait on one another (one chain cost a third of ``compact_table``), then mixed."""
+    cdef uint64_t k = <uint64_t>0x9E3779B97F4A7C15
+    cdef uint64_t a = <uint64_t>size
+    cdef uint64_t b = 1
+    cdef uint64_t c = 2
+    cdef uint64_t d = 3
+    cdef int64_t i = 0
+    while i + 4 <= size:
+        a = a * k + <uint64_t>classes[i] + 1
+        b = b * k + <uint64_t>classes[i + 1] + 1
+        c = c * k + <uint64_t>classes[i + 2] + 1
+        d = d * k + <uint64_t>classes[i + 3] + 1
+        i += 4
+    while i < size:
+        a = a * k + <uint64_t>classes[i] + 1
+        i += 1
+    return _mix(((a * k + b) * k + c) * k + d)
 
 
 cdef void _count_entries(
