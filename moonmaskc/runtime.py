@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import weakref
 from collections.abc import Callable, Mapping
-from functools import cached_property, partial
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -92,7 +93,7 @@ class Guide:
                 self._words,
                 self._state_masks,
                 self._state_fill_source,
-                partial(Guide.fill_bitmask, self),
+                method_of_weak(self, Guide.fill_bitmask),
             )
             self.fill_bitmask = self._filler.fill  # type: ignore[method-assign]
 
@@ -291,15 +292,13 @@ class Guide:
             self._state_masks[:] = [self._state_fill_source(state) for state in range(self._num_states)]
         return self
 
-    def _state_fill_source(self, state: int) -> object:
-        """What the native filler copies from for ``state`` (a state in range): ``fill_source`` of
-        its mask row, made once per row."""
-        row = self._state_rows[state]
-        found = self._row_sources[row]
-        if found is None:
-            assert self._fill_source is not None
-            found = self._row_sources[row] = self._fill_source(self.table.mask_rows[row])
-        return found
+    @cached_property
+    def _state_fill_source(self) -> Callable[[int], object]:
+        """What the native filler copies from for a state (in range): ``fill_source`` of its mask
+        row, made once per row. Reads the guide's lists and table, not the guide: the filler
+        keeps it, and the guide keeps the filler (see ``method_of_weak``)."""
+        assert self._fill_source is not None
+        return _RowSources(self._state_rows, self._row_sources, self._fill_source, self.table)
 
     def start(self) -> int:
         return self._start
@@ -708,6 +707,65 @@ def _native_filler() -> tuple[Callable[..., Any], Callable[[np.ndarray], object]
     if module is None or not hasattr(module, "StateRowFiller") or not hasattr(module, "fill_source"):
         return None
     return module.StateRowFiller, module.fill_source
+
+
+def method_of_weak(guide: Guide, method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` bound to ``guide`` through a weak reference: what the native filler falls back
+    on. The guide keeps its filler (``fill_bitmask`` is the filler's), so a strong reference back
+    would make a cycle, and every guide, with its tables, would wait for the cyclic collector
+    instead of going when its last reference does. Called after the guide is gone (its
+    ``fill_bitmask`` kept on its own), a ``RuntimeInputError`` says so. Pickles as the method of
+    the pickled guide."""
+    return _WeakBound(guide, method)
+
+
+_GONE = "the guide of this fill_bitmask is gone: keep the guide while you use its methods"
+
+
+class _WeakBound:
+    __slots__ = ("_method", "_reference")
+
+    def __init__(self, guide: Guide, method: Callable[..., Any]) -> None:
+        self._reference = weakref.ref(guide)
+        self._method = method
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        target = self._reference()
+        if target is None:
+            raise RuntimeInputError(_GONE)
+        return self._method(target, *args, **kwargs)
+
+    def __reduce__(self) -> tuple[type[_WeakBound], tuple[Guide, Callable[..., Any]]]:
+        target = self._reference()
+        if target is None:
+            raise RuntimeInputError(_GONE)
+        return _WeakBound, (target, self._method)
+
+
+class _RowSources:
+    """``Guide._state_fill_source``: each state's fill source, made from its row's mask once per
+    row (``row_sources``, shared with the guide)."""
+
+    __slots__ = ("_fill_source", "_row_sources", "_state_rows", "_table")
+
+    def __init__(
+        self,
+        state_rows: list[int],
+        row_sources: list[object | None],
+        fill_source: Callable[[np.ndarray], object],
+        table: Any,
+    ) -> None:
+        self._state_rows = state_rows
+        self._row_sources = row_sources
+        self._fill_source = fill_source
+        self._table = table
+
+    def __call__(self, state: int) -> object:
+        row = self._state_rows[state]
+        found = self._row_sources[row]
+        if found is None:
+            found = self._row_sources[row] = self._fill_source(self._table.mask_rows[row])
+        return found
 
 
 class _RowViews:

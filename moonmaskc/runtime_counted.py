@@ -23,7 +23,7 @@ Only numpy and the standard library are imported.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property, partial
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +31,7 @@ import numpy as np
 from moonmaskc.automata.counted import Regions
 from moonmaskc.counted_tokens import character_counts, role_table, room_masks
 from moonmaskc.errors import ArtifactError, RuntimeInputError
-from moonmaskc.runtime import Guide, _native_filler
+from moonmaskc.runtime import Guide, _native_filler, method_of_weak
 
 if TYPE_CHECKING:
     from moonmaskc.runtime_table import ServingTable
@@ -76,7 +76,7 @@ class CountedGuide(Guide):
         self._near: dict[tuple[int, int], np.ndarray] = {}
         # Far from every bound a fill is the row of ``q``: the native filler serves it, as for
         # any guide (the base class leaves it out for a subclass with its own fill_bitmask).
-        self._plain_fill: Callable[..., None] = partial(Guide.fill_bitmask, self)
+        self._plain_fill: Callable[..., None] = method_of_weak(self, Guide.fill_bitmask)
         filler = _native_filler()
         if filler is not None:
             filler_class, self._fill_source = filler

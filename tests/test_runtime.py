@@ -18,7 +18,7 @@ from moonmaskc.artifact import Artifact
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.dfa import DFA
 from moonmaskc.errors import ArtifactError, RuntimeInputError, VocabularyError
-from moonmaskc.runtime import Guide, load
+from moonmaskc.runtime import Guide, _native_filler, load
 from moonmaskc.token_table import build_token_table
 from moonmaskc.vocabulary import Vocabulary, bytes_vocabulary, load_vocabulary
 from tests.conftest import PROJECT_ROOT, data_path
@@ -281,3 +281,57 @@ def test_advance_and_decreasing_equal_brute_force_on_every_state_and_token(data:
         distance = dfa.distance
         closer = [t for t in ids if t != vocabulary.eos_id and distance[expected[t]] < distance[state]]
         assert guide.decreasing(state).tolist() == closer
+
+
+@pytest.mark.parametrize(
+    ("schema", "kind"),
+    [
+        ('{"type": "array", "items": {"type": "integer"}, "maxItems": 3}', "Guide"),
+        ('{"type": "string", "maxLength": 300}', "CountedGuide"),
+        ('{"type": "object"}', "NestGuide"),
+    ],
+)
+def test_a_guide_goes_with_its_last_reference(schema: str, kind: str) -> None:
+    """No reference cycle holds a guide (its native filler falls back on it through a weak
+    reference): with the cyclic collector off, the guide and its token table are freed as soon as
+    the last reference goes, after fills with and without a budget and a warm-up."""
+    import gc
+    import weakref
+
+    import moonmaskc
+
+    artifact = moonmaskc.compile_schema(schema, tokenizer=str(data_path("tokenizers", "gpt2.json")))
+    guide = Guide.from_artifact(artifact)
+    assert type(guide).__name__ == kind
+    out = np.zeros((1, guide.bitmask_words), np.int32)
+    guide.fill_bitmask(guide.start(), out)
+    guide.warm().fill_bitmask(guide.start(), out, tokens_left=50)
+    gone, table_gone = weakref.ref(guide), weakref.ref(guide.table)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del guide, artifact
+        assert gone() is None and table_gone() is None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_a_fill_kept_past_its_guide_copies_rows_and_says_when_it_needs_the_guide(gpt2: Vocabulary) -> None:
+    """``fill_bitmask`` kept on its own (the native filler's): it still copies rows; what needs
+    the guide (a budget) says that the guide is gone."""
+    import moonmaskc
+
+    if _native_filler() is None:
+        pytest.skip("the native filler is not built (or MOONMASKC_PURE is set)")
+    artifact = moonmaskc.compile_schema('{"enum": ["a", "bc"]}', tokenizer=gpt2)
+    guide = Guide.from_artifact(artifact)
+    expected = np.zeros((1, guide.bitmask_words), np.int32)
+    guide.fill_bitmask(guide.start(), expected)
+    fill, start = guide.fill_bitmask, guide.start()
+    del guide
+    out = np.zeros_like(expected)
+    fill(start, out)
+    assert np.array_equal(out, expected) and out.any()
+    with pytest.raises(RuntimeInputError, match="guide of this fill_bitmask is gone"):
+        fill(start, out, tokens_left=5)
