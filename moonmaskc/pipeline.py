@@ -19,7 +19,7 @@ from moonmaskc.artifact import Artifact
 from moonmaskc.automata.build import compile_ir
 from moonmaskc.automata.counted import CountedRegionError, bounds_text, expand_markers
 from moonmaskc.automata.dfa import DFA
-from moonmaskc.automata.native import core_name
+from moonmaskc.automata.native import CoreFixed, core_name
 from moonmaskc.automata.nested import (
     MAX_NEST_ENTRIES,
     NEST_CALL,
@@ -113,6 +113,10 @@ class CompileOptions:
         return described
 
 
+DEFAULT_LIMITS = Limits()
+"""The bounds of a compile that sets none (``Limits`` is frozen: one instance serves them all)."""
+
+
 def make_options(**options: Any) -> CompileOptions:
     """``CompileOptions`` from keyword arguments (``max_states``, ``max_repeat``, ``max_depth``,
     ``max_table_cells``, ``max_work``, ``max_nesting``, ``start``, ``whitespace``, ``lenient``,
@@ -151,7 +155,7 @@ def make_options(**options: Any) -> CompileOptions:
     if max_depth is not None:
         limit_args["max_depth"] = max_depth  # the schema's $ref depth
     return CompileOptions(
-        limits=Limits(**limit_args),
+        limits=Limits(**limit_args) if limit_args else DEFAULT_LIMITS,
         unroll_depth=max_depth,  # GBNF recursion
         start=options.get("start") or "root",
         whitespace=options.get("whitespace") or "compact",
@@ -245,7 +249,7 @@ def compile_source(
     progress: ProgressCallback | None = None,
 ) -> Artifact:
     """Compile ``source`` of ``kind`` into an artifact (with a token table for ``options.tokenizer``)."""
-    with collector_paused():
+    with collector_paused(), CoreFixed():
         return _compile_source(kind, source, options or CompileOptions(), source_name, progress)
 
 
@@ -519,7 +523,7 @@ def link(
     started = time.perf_counter()
     vocabulary = load_vocabulary(tokenizer, eos=eos)
     max_cells = (limits or Limits()).max_table_cells
-    with collector_paused():
+    with collector_paused(), CoreFixed():
         artifact.token_table = build_token_table(
             artifact.dfa, vocabulary, progress=progress, max_cells=max_cells
         )

@@ -24,6 +24,32 @@ def test_pure_is_forced_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
     assert moonmaskc.compile_regex("a+b").metadata["core"] == "pure"
 
 
+def test_a_compile_reads_the_core_once_at_its_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within ``CoreFixed`` (a compile, a link) the core is the one named at the block's start,
+    whatever the environment says later in it; outside, every call reads the environment."""
+    if native.native("minimize") is None:
+        pytest.skip("the native core is not built (or MOONMASKC_PURE is set)")
+    seen: list[bool] = []
+    original = moonmaskc.pipeline.run_frontend
+
+    def switching_frontend(*args: object, **kwargs: object) -> object:
+        monkeypatch.setenv(native.PURE_ENV, "1")  # mid-compile: not this compile's core
+        seen.append(native.pure_forced())
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(moonmaskc.pipeline, "run_frontend", switching_frontend)
+    artifact = moonmaskc.compile_regex("a+b", tokenizer=None)
+    assert seen == [False] and artifact.metadata["core"] == "native"
+    assert native.pure_forced() and native.native("minimize") is None  # after it: the environment
+    with native.CoreFixed():
+        monkeypatch.delenv(native.PURE_ENV)
+        assert native.pure_forced()
+        with native.CoreFixed():  # a nested block reads the environment again, and gives it back
+            assert not native.pure_forced()
+        assert native.pure_forced()
+    assert not native.pure_forced()
+
+
 def test_a_missing_native_module_falls_back_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(native.PURE_ENV, raising=False)
     monkeypatch.setattr(native, "_import", lambda name: None)
