@@ -2,7 +2,9 @@
 grammar's terminals as Python regexes.
 
 Takes: ``moonmaskc/grammars/regex.lark``. Hands on: ``regex_parser()``, the one LALR parser (built
-once) that runs the ``builder`` callbacks inline while it parses; ``class_item_pattern``,
+once) that runs the ``builder`` callbacks inline while it parses; ``parse_tokens()``, the parse
+that the front end runs (the lexer below feeding that parser's table, see ``lalr_driver``);
+``class_item_pattern``,
 ``escape_pattern`` and ``atom_pattern``, which cut a CHAR_CLASS, ESCAPE or ATOMS token into its
 items; ``token_start``, where a token starts in the pattern.
 """
@@ -10,7 +12,7 @@ items; ``token_start``, where a token starts in the pattern.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
@@ -18,6 +20,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters
 from lark.lexer import Lexer
 
+from moonmaskc.frontends.lalr_driver import driver_for
 from moonmaskc.frontends.lark_parsers import lalr_parser
 
 
@@ -64,6 +67,20 @@ def regex_parser() -> Lark:
         keep_all_tokens=True,
         maybe_placeholders=False,
     )
+
+
+@cache
+def parse_tokens() -> Callable[[str], Any]:
+    """The regex parse, pattern to the builder's value: this module's lexer feeding Lark's LALR
+    table through ``lalr_driver`` (Lark's own ``parse`` where the driver cannot read the table).
+    The same values and the same errors as ``regex_parser().parse``."""
+    parser = regex_parser()
+    driver = driver_for(parser)
+    if driver is None:
+        return parser.parse
+    lexer = RegexLexer(parser.lexer_conf)
+    parse, lex = driver.parse, lexer.lex
+    return lambda pattern: parse(lex(pattern))
 
 
 @cache

@@ -55,7 +55,7 @@ from moonmaskc.frontends.regex.builder import Branch, alternation
 from moonmaskc.frontends.regex.context import PARSE_CONTEXT, ParseContext
 from moonmaskc.frontends.regex.errors import syntax_error
 from moonmaskc.frontends.regex.flavors import FLAVORS, Flavor, flavor_named
-from moonmaskc.frontends.regex.lexer import regex_parser
+from moonmaskc.frontends.regex.lexer import parse_tokens
 from moonmaskc.frontends.regex.markers import Markers, NeedsMarkers
 from moonmaskc.frontends.regex.nesting import check_nesting, too_deep
 from moonmaskc.limits import Limits
@@ -120,11 +120,11 @@ def _parse_either(pattern: str, limits: Limits, flavor: Flavor) -> _Parsed:
 
 def _parse(pattern: str, limits: Limits, flavor: Flavor, markers: Markers | None) -> _Parsed:
     check_nesting(pattern, limits.max_nesting)
-    parser = regex_parser()
+    parse = parse_tokens()
     context = ParseContext(pattern, limits, flavor, [], markers)
     reset = PARSE_CONTEXT.set(context)
     try:
-        branches: list[Branch] = parser.parse(pattern)  # type: ignore[assignment]
+        branches: list[Branch] = parse(pattern)
     except UnexpectedInput as error:
         raise syntax_error(error, pattern) from None
     except RecursionError as error:
