@@ -13,17 +13,25 @@ example schemas that doubled the time from IR to DFA.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+def collector_paused() -> CollectorPaused:
+    """``with collector_paused():`` runs the block with the cyclic collector off."""
+    return CollectorPaused()
+
+
+class CollectorPaused:
+    """The block runs with the cyclic collector off; on again after it if it was on before. A
+    class, not a generator-based context manager: entered twice per compile, where a generator's
+    frames cost about a microsecond each time (a small regex compiles in 200 us)."""
+
+    __slots__ = ("_was_on",)
+
+    def __enter__(self) -> None:
+        self._was_on = gc.isenabled()
+        if self._was_on:
+            gc.disable()
+
+    def __exit__(self, *exception: object) -> None:
+        if self._was_on:
+            gc.enable()

@@ -136,3 +136,12 @@ def test_the_regex_parse_equals_larks_on_any_text(pieces: list[str]) -> None:
 )
 def test_the_regex_parse_equals_larks_on_real_patterns(pattern: str) -> None:
     assert _same(_regex_outcome(pattern), _with_larks_loop(pattern))
+
+
+def test_the_regex_lexers_tokens_are_larks() -> None:
+    """``new_token`` sets every slot that Lark's ``Token`` constructor sets, to the same values."""
+    from lark import Token
+
+    ours, larks = regex_lexer.new_token("ATOMS", "abc", 7), Token("ATOMS", "abc", 7)
+    assert type(ours) is Token and ours == larks
+    assert all(getattr(ours, slot) == getattr(larks, slot) for slot in Token.__slots__)

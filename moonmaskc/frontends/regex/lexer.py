@@ -51,8 +51,22 @@ class RegexLexer(Lexer):
             if found is None:
                 raise UnexpectedCharacters(text, position, 1, position + 1, allowed=set(self._names))
             value = found.group()
-            yield Token(found.lastgroup, value, position)  # type: ignore[arg-type]
+            yield new_token(found.lastgroup, value, position)  # type: ignore[arg-type]
             position += len(value)
+
+
+_new_text = str.__new__
+
+
+def new_token(kind: str, value: str, position: int) -> Token:
+    """``Token(kind, value, position)``, made directly: Lark's constructor goes through two more
+    Python calls (its keyword handling) for every token."""
+    token = _new_text(Token, value)
+    token.type = kind
+    token.start_pos = position
+    token.value = value
+    token.line = token.column = token.end_line = token.end_column = token.end_pos = None
+    return token
 
 
 @cache
