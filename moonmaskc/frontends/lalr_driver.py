@@ -20,7 +20,7 @@ complement of a reduction's index) and each reduction a tuple (length, callback,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from lark import Lark, Token
@@ -64,15 +64,14 @@ class LalrDriver:
     def parse(self, tokens: Iterable[Token]) -> Any:
         """The start symbol's value for ``tokens`` (see the module docstring)."""
         actions, gotos, reductions = self._actions, self._gotos, self._reductions
-        token_callbacks = self._token_callbacks
+        token_callbacks, end_state = self._token_callbacks, self._end_state
         states = [self._start_state]
         values: list[Any] = []
-        token = None
-        for token in tokens:
+        for token in _ended(tokens):
             kind = token.type
             while True:
                 entry = actions[states[-1]].get(kind)
-                if entry is None:
+                if entry is None or (entry >= 0 and kind == END):  # (the end is never shifted)
                     raise self._unexpected(token, states[-1])
                 if entry >= 0:
                     states.append(entry)
@@ -88,27 +87,21 @@ class LalrDriver:
                     children = []
                 values.append(call(children))
                 states.append(gotos[states[-1]][origin])
-        end = Token.new_borrow_pos(END, "", token) if token is not None else Token(END, "", 0, 1, 1)
-        end_state = self._end_state
-        while True:
-            entry = actions[states[-1]].get(END)
-            if entry is None or entry >= 0:  # (the end is never shifted)
-                raise self._unexpected(end, states[-1])
-            size, call, origin = reductions[~entry]
-            if size:
-                children = values[-size:]
-                del values[-size:]
-                del states[-size:]
-            else:
-                children = []
-            values.append(call(children))
-            states.append(gotos[states[-1]][origin])
-            if states[-1] == end_state:
-                return values[-1]
+                if states[-1] == end_state and kind == END:
+                    return values[-1]
+        raise AssertionError("unreachable: the end token is accepted or unexpected")
 
     def _unexpected(self, token: Token, state: int) -> UnexpectedToken:
         expected = {symbol for symbol in self._actions[state] if symbol.isupper()}
         return UnexpectedToken(token, expected)
+
+
+def _ended(tokens: Iterable[Token]) -> Iterator[Token]:
+    """``tokens``, then the end token (at the last token's position, as Lark places it)."""
+    token = None
+    for token in tokens:
+        yield token
+    yield Token.new_borrow_pos(END, "", token) if token is not None else Token(END, "", 0, 1, 1)
 
 
 def driver_for(lark: Lark, start: str | None = None) -> LalrDriver | None:
