@@ -68,17 +68,23 @@ class ByteSet(tuple[int]):
         return [b for b in range(256) if self[0] >> b & 1]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+# Seq, Alt and Repeat write their own ``__init__`` (``init=False``): the dataclass one, then a
+# ``__post_init__`` and two helpers, cost four Python calls a node, and a schema's front end makes
+# tens of thousands of nodes. ``_set`` is how a frozen dataclass sets its fields.
+_set = object.__setattr__
+
+
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class Seq:
     items: tuple[Node, ...]
     _hash: int = field(init=False, repr=False, compare=False)
     _size: int = field(init=False, repr=False, compare=False)
     _automata: bool = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash(("seq", self.items)))
-        object.__setattr__(self, "_size", _size_of_items(self.items))
-        object.__setattr__(self, "_automata", _items_hold_automata(self.items))
+    def __init__(self, items: tuple[Node, ...]) -> None:
+        _set(self, "items", items)
+        _set(self, "_hash", hash(("seq", items)))
+        _set_summary(self, items)
 
     def __hash__(self) -> int:
         return self._hash
@@ -87,17 +93,17 @@ class Seq:
         return self is other or (isinstance(other, Seq) and _equal(self, other))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class Alt:
     items: tuple[Node, ...]
     _hash: int = field(init=False, repr=False, compare=False)
     _size: int = field(init=False, repr=False, compare=False)
     _automata: bool = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash(("alt", self.items)))
-        object.__setattr__(self, "_size", _size_of_items(self.items))
-        object.__setattr__(self, "_automata", _items_hold_automata(self.items))
+    def __init__(self, items: tuple[Node, ...]) -> None:
+        _set(self, "items", items)
+        _set(self, "_hash", hash(("alt", items)))
+        _set_summary(self, items)
 
     def __hash__(self) -> int:
         return self._hash
@@ -106,7 +112,7 @@ class Alt:
         return self is other or (isinstance(other, Alt) and _equal(self, other))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class Repeat:
     item: Node
     min: int
@@ -115,10 +121,12 @@ class Repeat:
     _size: int = field(init=False, repr=False, compare=False)
     _automata: bool = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash(("repeat", self.item, self.min, self.max)))
-        object.__setattr__(self, "_size", _size_of_items((self.item,)))
-        object.__setattr__(self, "_automata", _items_hold_automata((self.item,)))
+    def __init__(self, item: Node, min: int, max: int | None) -> None:
+        _set(self, "item", item)
+        _set(self, "min", min)
+        _set(self, "max", max)
+        _set(self, "_hash", hash(("repeat", item, min, max)))
+        _set_summary(self, (item,))
 
     def __hash__(self) -> int:
         return self._hash
@@ -142,22 +150,24 @@ SIZE_CAP = 1 << 62
 compare as huge."""
 
 
-def _size_of_items(items: tuple[Node, ...]) -> int:
-    """1 (the node) plus the tree size of each item: composite nodes cache theirs."""
+def _set_summary(node: Seq | Alt | Repeat, items: tuple[Node, ...]) -> None:
+    """Set ``node``'s ``_size`` (1 plus the tree size of each item, composite items caching theirs;
+    capped at ``SIZE_CAP``) and ``_automata`` (whether an ``Automaton`` leaf lies among the items or
+    in them), in one pass over the items."""
     total = 1
+    automata = False
     for item in items:
         kind = type(item)
-        total += item._size if kind is Seq or kind is Alt or kind is Repeat else 1  # type: ignore[union-attr]
-    return total if total < SIZE_CAP else SIZE_CAP
-
-
-def _items_hold_automata(items: tuple[Node, ...]) -> bool:
-    """Whether an ``Automaton`` leaf lies among the items or in them (composite nodes cache theirs)."""
-    for item in items:
-        kind = type(item)
-        if kind is Automaton or ((kind is Seq or kind is Alt or kind is Repeat) and item._automata):  # type: ignore[union-attr]
-            return True
-    return False
+        if kind is Seq or kind is Alt or kind is Repeat:
+            total += item._size  # type: ignore[union-attr]
+            if item._automata:  # type: ignore[union-attr]
+                automata = True
+        else:
+            total += 1
+            if kind is Automaton:
+                automata = True
+    _set(node, "_size", total if total < SIZE_CAP else SIZE_CAP)
+    _set(node, "_automata", automata)
 
 
 def holds_automaton(node: Node) -> bool:
