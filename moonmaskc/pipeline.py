@@ -317,7 +317,7 @@ def _compile_source(
     artifact = Artifact(dfa, metadata)
     if options.tokenizer is not None:
         try:
-            link(artifact, options.tokenizer, eos=options.eos, progress=progress, limits=options.limits)
+            _link(artifact, options.tokenizer, options.eos, progress, options.limits)
         except CountedRegionError as error:  # the table cannot serve a region: write it out
             if dfa.regions is None:
                 raise
@@ -517,16 +517,26 @@ def link(
     limits: Limits | None = None,
 ) -> Artifact:
     """Attach (or replace) the token table for ``tokenizer`` without recompiling the source."""
+    with collector_paused(), CoreFixed():
+        return _link(artifact, tokenizer, eos, progress, limits)
+
+
+def _link(
+    artifact: Artifact,
+    tokenizer: str | Vocabulary,
+    eos: str | None,
+    progress: ProgressCallback | None,
+    limits: Limits | None,
+) -> Artifact:
+    """``link`` within a compile's block (the collector paused, the core fixed), which it shares
+    with the stages before it, so that the table's core is the one the DFA's was built on."""
     from moonmaskc.token_table import build_token_table
     from moonmaskc.vocabulary import load_vocabulary
 
     started = time.perf_counter()
     vocabulary = load_vocabulary(tokenizer, eos=eos)
     max_cells = (limits or Limits()).max_table_cells
-    with collector_paused(), CoreFixed():
-        artifact.token_table = build_token_table(
-            artifact.dfa, vocabulary, progress=progress, max_cells=max_cells
-        )
+    artifact.token_table = build_token_table(artifact.dfa, vocabulary, progress=progress, max_cells=max_cells)
     artifact.metadata["vocabulary"] = {
         "name": vocabulary.name,
         "size": vocabulary.size,

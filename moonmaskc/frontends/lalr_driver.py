@@ -47,7 +47,7 @@ class LalrDriver:
         for state, row in states.items():
             for symbol, (action, argument) in row.items():
                 if action is shift:
-                    (actions if symbol.isupper() or symbol == END else gotos)[state][symbol] = int(argument)
+                    (actions if symbol.isupper() else gotos)[state][symbol] = int(argument)  # ($END too)
                     continue
                 index = rule_index.get(id(argument))
                 if index is None:
