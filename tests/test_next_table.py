@@ -6,7 +6,8 @@ with one next-state array broken. Checks: a version 3 file round-trips (``Artifa
 masks and steps; every broken array gives an ``ArtifactError`` (serving load, verified load,
 ``Artifact.load``) or a ``ValueError`` (``TokenTable.from_arrays``), never another exception; the
 rank arrays respect their bound and the search past it gives the same next states; ``from_dense``
-and ``dense`` are inverse.
+and ``dense`` are inverse (also on hypothesis tables whose states share few rows, with the rows
+given or found), and its arrays are the CSR layout by definition.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import moonmaskc.next_table as next_table_module
 from moonmaskc.artifact import Artifact
@@ -183,6 +186,41 @@ def test_from_dense_and_dense_are_inverse() -> None:
     )
     with pytest.raises(ValueError, match="allow different"):
         NextTable.from_dense(dense, np.zeros(states, dtype=np.int32), 1)
+
+
+@st.composite
+def tables_with_shared_rows(draw: st.DrawFn) -> np.ndarray:
+    """Dense next-state tables whose states draw their allowed classes from a few patterns (as a
+    DFA's states share mask rows), with next states of their own; state 0 allows nothing."""
+    states = draw(st.integers(1, 70))
+    classes = draw(st.integers(1, 40))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    patterns = rng.random((draw(st.integers(1, 6)), classes)) < draw(st.floats(0.0, 1.0))
+    allowed = patterns[rng.integers(0, len(patterns), size=states)]
+    allowed[0] = False
+    dtype = np.uint16 if draw(st.booleans()) else np.int32
+    return np.where(allowed, rng.integers(1, max(states, 2), size=(states, classes)), 0).astype(dtype)
+
+
+@given(tables_with_shared_rows())
+@settings(max_examples=150, deadline=None)
+def test_from_dense_gives_the_csr_layout_of_any_table(dense: np.ndarray) -> None:
+    table = NextTable.from_dense(dense)
+    assert np.array_equal(table.dense(), dense)
+    given_rows = NextTable.from_dense(dense, table.state_row, table.num_rows)
+    states, classes = dense.shape
+    for found in (table, given_rows):
+        assert np.array_equal(found.dense(), dense)
+        for state in range(states):
+            row = int(found.state_row[state])
+            low, high = found.row_class_offsets[row], found.row_class_offsets[row + 1]
+            assert found.row_classes[low:high].tolist() == np.flatnonzero(dense[state]).tolist()
+            begin, end = found.next_offsets[state], found.next_offsets[state + 1]
+            assert found.next_states[begin:end].tolist() == dense[state][dense[state] != 0].tolist()
+        assert found.row_classes.dtype == np.int32 and found.next_offsets.dtype == np.int64
+        assert found.next_states.dtype == np.uint16  # at most 65,535 states
+        assert found.num_classes == classes
 
 
 # -- versions 1 and 2 ------------------------------------------------------------------------------

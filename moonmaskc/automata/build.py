@@ -10,7 +10,8 @@ IRs of at most ``SMALL_IR`` nodes and when the IR nests too deep for C) -> byte 
 and the subset construction (``determinize.pyx`` ``flat_subsets``) -> prune + Hopcroft + canonical
 renumbering + merged columns + distances (``minimize.pyx`` ``canonical_minimal``). Each checks its
 inputs before use. Without it: the pure stages on grouped edges (``_subset_tables``,
-``_minimal``). Both give the same arrays.
+``_minimal``). Both give the same arrays. ``live_dfa``: a DFA whose live states all reach
+acceptance, not minimised on the pure path (the work bound's clear-boundary question).
 """
 
 from __future__ import annotations
@@ -52,6 +53,20 @@ def compile_ir(node: ir.Node, limits: Limits | None = None, *, check_work: bool 
     any automaton is built), on the IR flattened once for both when the native core builds it."""
     with collector_paused():
         return _compile_ir(node, limits or Limits(), check_work)
+
+
+def live_dfa(node: ir.Node, limits: Limits | None = None) -> DFA:
+    """A DFA of ``node`` whose every state but the dead one reaches acceptance, for questions about
+    which bytes can follow which prefixes (answered alike on every such DFA of one language): the
+    minimal DFA with the native core, where minimising costs little; without it the pruned subset
+    construction, not minimised (in Python the minimisation takes about as long as the rest).
+    No work bound: the caller has checked ``node``."""
+    with collector_paused():
+        limits = limits or Limits()
+        if native("determinize") is None or native("minimize") is None:
+            tables = _subset_tables(build_nfa(node, limits), limits)
+            return _empty_dfa() if tables.start == 0 else tables.to_dfa(merge_columns=False)
+        return _compile_ir(node, limits, False)
 
 
 def _compile_ir(node: ir.Node, limits: Limits, check: bool) -> DFA:

@@ -20,9 +20,10 @@ Two figures, folded bottom-up over the IR (iteratively, each shared subtree once
   by this estimate (2 s of subset construction measured), ``(a{1,50}){1,50}`` about 7 x 10^6
   (0.1 s).
 
-Whether the boundaries are clear is read off ``X``'s minimal DFA (the classes leaving its accepting
-states against those leaving its start), built only when the square would be large, and only
-after ``X``'s own estimate has passed the bound, so the check itself stays bounded.
+Whether the boundaries are clear is read off a DFA of ``X`` whose live states all reach acceptance
+(``build.live_dfa``: the classes leaving its accepting states against those leaving its start),
+built only when the square would be large, and only after ``X``'s own estimate has passed the
+bound, so the check itself stays bounded.
 
 ``check_work`` folds the IR in Python. ``check_flat_work`` takes the IR already flattened for the
 native Thompson builder (``flat_ir``) and runs the same fold in C (``_native/estimate.pyx``), row
@@ -85,12 +86,13 @@ class _Estimator:
     def has_clear_boundaries(self, node: ir.Node) -> bool:
         """Whether the next byte always tells if a string of ``node`` goes on or a new copy
         starts: no byte that continues a string of ``node`` past an accepting point also starts
-        one (read off its minimal DFA; a prefix code continues with no byte at all)."""
+        one (read off a DFA whose live states all reach acceptance, ``build.live_dfa``; a prefix
+        code continues with no byte at all)."""
         found = self.boundaries.get(id(node))
         if found is None:
-            from moonmaskc.automata.build import compile_ir
+            from moonmaskc.automata.build import live_dfa
 
-            dfa = node.dfa if isinstance(node, ir.Automaton) else compile_ir(node, self.limits)
+            dfa = node.dfa if isinstance(node, ir.Automaton) else live_dfa(node, self.limits)
             transitions = dfa.transitions
             accepting = dfa.accepting.astype(bool)
             accepting[0] = False
