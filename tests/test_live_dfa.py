@@ -15,7 +15,6 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 
@@ -27,6 +26,7 @@ from moonmaskc.automata.minimize import minimize
 from moonmaskc.automata.native import PURE_ENV, native_built
 from moonmaskc.automata.work import estimate
 from moonmaskc.limits import Limits
+from tests.test_automata import assert_same_dfa
 from tests.test_native_estimate import ASKING
 from tests.test_native_thompson import ir_with_automata
 
@@ -59,15 +59,6 @@ def clear_by_bytes(dfa: DFA) -> bool:
     return not continuing & starting
 
 
-def same_arrays(first: DFA, second: DFA) -> bool:
-    return (
-        first.start == second.start
-        and np.array_equal(first.transitions, second.transitions)
-        and np.array_equal(first.byte_class, second.byte_class)
-        and np.array_equal(first.accepting, second.accepting)
-    )
-
-
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(ir_with_automata())
 def test_live_dfa_is_pruned_has_the_language_and_the_same_answer(node: ir.Node) -> None:
@@ -77,7 +68,7 @@ def test_live_dfa_is_pruned_has_the_language_and_the_same_answer(node: ir.Node) 
             live = live_dfa(node)
             if live.start:
                 assert (shortest_distances(live.transitions, live.accepting)[1:] >= 0).all()
-            assert same_arrays(minimize(live), minimal)
+            assert_same_dfa(minimize(live), minimal)
             assert clear_by_bytes(live) == clear_by_bytes(minimal)
 
 
