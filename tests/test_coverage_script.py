@@ -98,3 +98,16 @@ def test_warning_kinds_count_the_annotations_of_an_exact_compile() -> None:
         )
         == {}
     )
+
+
+def test_the_paired_ratio_takes_only_schemas_both_engines_compiled() -> None:
+    records = [
+        {"strict": "ok", "seconds": 2.0, "xgrammar": "ok", "xgrammar_seconds": 1.0},  # 2.0
+        {"strict": "ok", "seconds": 1.0, "xgrammar": "ok", "xgrammar_seconds": 4.0},  # 0.25
+        {"strict": "ok", "seconds": 3.0, "xgrammar": "ok", "xgrammar_seconds": 6.0},  # 0.5
+        {"strict": "refused", "seconds": 0.1, "xgrammar": "ok", "xgrammar_seconds": 9.0},
+        {"strict": "ok", "seconds": 9.0, "xgrammar": "timeout"},
+        {"strict": "ok", "seconds": 9.0},  # xgrammar not run
+    ]
+    assert coverage_script._paired_ratio(records) == 0.5
+    assert coverage_script._paired_ratio(records[3:]) is None
