@@ -11,7 +11,6 @@ both cores.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -36,15 +35,12 @@ CORES = [True, False] if native_built() else [True]
 @contextmanager
 def core(pure: bool) -> Iterator[None]:
     """The pure core (``MOONMASKC_PURE=1``) or the native one, for the block."""
-    saved = os.environ.get(PURE_ENV)
-    os.environ[PURE_ENV] = "1" if pure else "0"
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ[PURE_ENV]
+    with pytest.MonkeyPatch.context() as patch:
+        if pure:
+            patch.setenv(PURE_ENV, "1")
         else:
-            os.environ[PURE_ENV] = saved
+            patch.delenv(PURE_ENV, raising=False)
+        yield
 
 
 def clear_by_bytes(dfa: DFA) -> bool:

@@ -62,14 +62,12 @@ def live_dfa(node: ir.Node, limits: Limits | None = None) -> DFA:
     construction, not minimised (in Python the minimisation takes about as long as the rest).
     No work bound: the caller has checked ``node``."""
     with collector_paused():
-        limits = limits or Limits()
-        if native("determinize") is None or native("minimize") is None:
-            tables = _subset_tables(build_nfa(node, limits), limits)
-            return _empty_dfa() if tables.start == 0 else tables.to_dfa(merge_columns=False)
-        return _compile_ir(node, limits, False)
+        return _compile_ir(node, limits or Limits(), False, pure_minimised=False)
 
 
-def _compile_ir(node: ir.Node, limits: Limits, check: bool) -> DFA:
+def _compile_ir(node: ir.Node, limits: Limits, check: bool, pure_minimised: bool = True) -> DFA:
+    """``compile_ir``; without the native core and ``pure_minimised``, the pruned subset
+    construction as it is (``live_dfa``)."""
     subsets, minimize = native("determinize"), native("minimize")
     if subsets is not None and minimize is not None:
         thompson = native("thompson") if ir.size_exceeds(node, SMALL_IR) else None
@@ -90,4 +88,6 @@ def _compile_ir(node: ir.Node, limits: Limits, check: bool) -> DFA:
     tables = _subset_tables(build_nfa(node, limits), limits)
     if tables.start == 0:
         return _empty_dfa()
+    if not pure_minimised:
+        return tables.to_dfa(merge_columns=False)
     return _minimal(tables, breadth_first=True).to_dfa()
